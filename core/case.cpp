@@ -76,7 +76,7 @@ void validate_case(const Case& c) {
                                   " of an earlier argument");
     }
     bool is_float_role = role.kind == RoleKind::logits || role.kind == RoleKind::probabilities ||
-                         role.kind == RoleKind::hidden || role.kind == RoleKind::weight;
+                         role.kind == RoleKind::hidden || role.kind == RoleKind::weight || role.kind == RoleKind::samples;
     if (is_float_role) {
       if (float_dtype && *float_dtype != t->dtype())
         throw InvalidArgument(arg + ".dtype", std::string(short_name(t->dtype())),
