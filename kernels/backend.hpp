@@ -15,6 +15,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // False for a divergence this backend does not implement (yet); the gate reports such rows
+  // as "not run: unsupported by backend", never as passed.
+  virtual bool supports(DivergenceId) const { return true; }
   // Computes loss and requested gradients. The case has been validated by `compute`.
   virtual Outputs run(const Case& c) const = 0;
 };

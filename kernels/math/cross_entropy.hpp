@@ -1,0 +1,47 @@
+// Soft cross-entropy ce = -sum p lq per column, and the smooth cap of masked_cross_entropy.
+//
+// ce is +inf when some column has q = 0 < p. Uncapped, the caller then makes the position's
+// gradients NaN; capped, the loss is max_loss and the gradient exactly 0 (the capped function
+// is constant near there): capped_ce_slope(+inf) is exactly 0.
+#pragma once
+
+#include "kernels/math/hd.hpp"
+#include "kernels/math/kl.hpp"
+
+namespace divcheck::math {
+
+// -p lq with 0 log 0 = 0 and -p log 0 = +inf.
+DIVCHECK_HD inline float ce_term(float p, float lp, float lq) {
+  if (zero_prob(lp)) return 0.0f;
+  if (zero_prob(lq)) return kInf;
+  return -(p * lq);
+}
+
+struct CeStats {
+  float ce;  // the row's cross-entropy
+};
+
+// d ce / d x_v = q_v - p_v.
+DIVCHECK_HD inline float ce_grad_q(float p, float q) { return q - p; }
+// d ce / d y_v = -p_v (lq_v + ce).
+DIVCHECK_HD inline float ce_grad_p(float p, float lp, float lq, const CeStats& st) {
+  (void)lp;
+  if (p == 0.0f) return 0.0f;  // as in kl.hpp: a float-zero probability contributes 0
+  return -(p * (lq + st.ce));
+}
+
+// The capped loss max_loss * tanh(scaling_factor * ce / max_loss); ce = +inf gives max_loss.
+DIVCHECK_HD inline float capped_ce(float ce, float max_loss, float scaling_factor) {
+  return max_loss * f_tanh((scaling_factor * ce) / max_loss);
+}
+
+// d capped / d ce = k sech^2(z), z = k ce / M, evaluated as 4 e^{-2|z|} / (1 + e^{-2|z|})^2
+// (never 1 - tanh^2, which is 0 as soon as tanh rounds to 1). Exactly 0 for z = +inf.
+DIVCHECK_HD inline float capped_ce_slope(float ce, float max_loss, float scaling_factor) {
+  float z = (scaling_factor * ce) / max_loss;
+  float e = f_exp(-2.0f * f_abs(z));
+  float den = 1.0f + e;
+  return scaling_factor * ((4.0f * e) / (den * den));
+}
+
+}  // namespace divcheck::math

@@ -1,0 +1,75 @@
+// Per-column softmax quantities from a row's logits, and the logsumexp helpers.
+//
+// A row's statistics are m = max_v z_v and S = sum_v exp(t_v) with the shifted, temperature-
+// scaled logit t_v = (z_v - m) / T (docs/semantics.md notation). Two ways to get them:
+//   * two-pass: pass 1 computes m (exact, any order), pass 2 sums exp(shifted_logit(...)) in
+//     the lane order of reduction_order.hpp; the CPU backend does this;
+//   * online: OnlineLse carries (m, s) and rescales s when m grows, which lets a kernel read a
+//     row once; merge() combines two partial states. Its rounding differs from the two-pass
+//     sum, so a kernel that uses it documents so.
+// Both sides of a divergence are computed by the same functions here, so identical logit rows
+// give bitwise identical log-probabilities, and every difference lp - lq is exactly 0.
+//
+// Zero probability: a column has probability exactly 0 (lp == -inf) if and only if its logit
+// is -inf. shifted_logit clamps a finite logit's t_v at -FLT_MAX, so an overflowing z - m (or
+// a division by a small T) can never turn a positive probability into a structural zero.
+#pragma once
+
+#include "kernels/math/hd.hpp"
+
+namespace divcheck::math {
+
+// True when a logit makes its whole row NaN (docs/semantics.md, non-finite rule 1).
+DIVCHECK_HD inline bool poisons_row(float z) { return is_nan(z) || z == kInf; }
+
+// t_v = (z_v - m) / T for a row whose max m is finite; -inf only for z_v == -inf.
+// T = 1 divides exactly, so the plain rows share this function with the temperature rows.
+DIVCHECK_HD inline float shifted_logit(float z, float m, float temperature) {
+  if (z == -kInf) return -kInf;
+  float t = (z - m) / temperature;
+  return t < -kFloatMax ? -kFloatMax : t;
+}
+
+// Log-softmax path: lp_v = t_v - log S (log_target = True, and every row without log_target).
+DIVCHECK_HD inline float log_softmax_from_shifted(float t, float log_s) { return t - log_s; }
+
+// Probability path (log_target = False): p_v = exp(t_v) / S by division, and the log taken of
+// that probability. Where p_v is below the smallest normal float (log p would be inaccurate or
+// -inf although p_v > 0) the log-softmax value is used instead; t_v = -inf gives p = 0, lp = -inf.
+struct ProbAndLog {
+  float p;
+  float lp;
+};
+DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float s, float log_s) {
+  float p = f_exp(t) / s;
+  float lp = p >= kFloatMinNormal ? f_log(p) : t - log_s;
+  return {p, lp};
+}
+
+// Online logsumexp state: m = running max, s = sum of exp(z - m) so far.
+struct OnlineLse {
+  float m = -kInf;
+  float s = 0.0f;
+  DIVCHECK_HD void add(float t) {
+    if (t == -kInf) return;
+    if (t > m) {
+      s = s * f_exp(m - t) + 1.0f;
+      m = t;
+    } else {
+      s = s + f_exp(t - m);
+    }
+  }
+  DIVCHECK_HD void merge(const OnlineLse& o) {
+    if (o.m == -kInf) return;
+    if (m == -kInf) { *this = o; return; }
+    if (o.m > m) {
+      s = s * f_exp(m - o.m) + o.s;
+      m = o.m;
+    } else {
+      s = s + o.s * f_exp(o.m - m);
+    }
+  }
+  DIVCHECK_HD float logsumexp() const { return m + f_log(s); }
+};
+
+}  // namespace divcheck::math

@@ -1,0 +1,173 @@
+// The shared pointwise formulas of kernels/math on their own: the exact values they promise
+// (zeros at ties and at delta = 0, log 2 at p > 0 = q, slope 0 at ce = +inf), their agreement
+// with double-precision evaluations of the formulas they stand for, and the summation order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <algorithm>
+#include <random>
+
+#include "kernels/cpu/lane_sum.hpp"
+#include "kernels/math/cross_entropy.hpp"
+#include "kernels/math/exact_sum.hpp"
+#include "kernels/math/jensen_shannon.hpp"
+#include "kernels/math/reduction_order.hpp"
+#include "kernels/math/sign.hpp"
+#include "kernels/math/softmax.hpp"
+
+namespace divcheck::math {
+namespace {
+
+const double kU = std::ldexp(1.0, -24);
+const float kNaNf = std::numeric_limits<float>::quiet_NaN();
+
+TEST(MathSign, ThreeWayWithNaN) {
+  EXPECT_EQ(sgn(2.5f), 1.0f);
+  EXPECT_EQ(sgn(-1e-40f), -1.0f);  // subnormal
+  EXPECT_EQ(sgn(0.0f), 0.0f);
+  EXPECT_EQ(sgn(-0.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(sgn(kNaNf)));
+  // The tie branch is +0 whatever the sign of the coefficient; the seed bug returned -coef.
+  EXPECT_EQ(tv_subgradient(0.0f, -0.0625f), 0.0f);
+  EXPECT_FALSE(std::signbit(tv_subgradient(0.0f, -0.0625f)));
+  EXPECT_FALSE(std::signbit(tv_subgradient(-0.0f, 0.5f)));
+  EXPECT_EQ(tv_subgradient(1e-30f, 0.5f), 0.5f);
+  EXPECT_EQ(tv_subgradient(-1e-30f, 0.5f), -0.5f);
+  EXPECT_TRUE(std::isnan(tv_subgradient(kNaNf, 0.5f)));
+}
+
+TEST(MathJs, LogRatioExactPointsAndAccuracy) {
+  EXPECT_EQ(js_log_ratio(0.0f), 0.0f);
+  EXPECT_FALSE(std::signbit(js_log_ratio(0.0f)));
+  EXPECT_FALSE(std::signbit(js_log_ratio(-0.0f)));
+  EXPECT_EQ(js_log_ratio(kInf), kLn2);        // p > 0 = q: log(2p / p) = log 2
+  EXPECT_EQ(js_log_ratio(-kInf), -kInf);      // p = 0 < q (the caller multiplies by p = 0)
+  EXPECT_TRUE(std::isfinite(js_log_ratio(-1e30f)));  // no overflow of expm1(-delta)
+  // e(delta) = log(2 / (1 + e^-delta)); each branch evaluates expm1/exp, log1p and one or two
+  // float operations, each within 1 ulp: 8u relative plus 8u of the magnitude of log 2 + delta.
+  for (float d = -60.0f; d <= 60.0f; d += 0.173f) {
+    const double exact = std::log(2.0) - std::log1p(std::exp(-static_cast<double>(d)));
+    EXPECT_NEAR(js_log_ratio(d), exact, 8 * kU * (std::fabs(exact) + std::log(2.0) + std::fabs(d) * (d < -1))) << d;
+  }
+}
+
+TEST(MathCrossEntropy, SechSquaredSlope) {
+  EXPECT_EQ(capped_ce_slope(kInf, 2.0f, 3.0f), 0.0f);
+  EXPECT_EQ(capped_ce(kInf, 2.0f, 3.0f), 2.0f);
+  for (float ce : {0.0f, 0.01f, 0.5f, 3.0f, 20.0f, 40.0f}) {
+    const double z = 3.0 * ce / 2.0;
+    const double exact = 3.0 / (std::cosh(z) * std::cosh(z));
+    // A handful of float operations around one exp: 16u relative (tiny values included, where
+    // 1 - tanh^2 would have returned 0), plus the smallest subnormal 2^-149 for a value below
+    // float's range (ce = 40: 3 sech^2(60) ~ 1e-51 rounds to 0).
+    EXPECT_NEAR(capped_ce_slope(ce, 2.0f, 3.0f), exact, 16 * kU * exact + std::ldexp(1.0, -149)) << ce;
+  }
+}
+
+TEST(MathSoftmax, ShiftedLogitKeepsPositiveProbabilitiesPositive) {
+  EXPECT_EQ(shifted_logit(-kInf, 3.0f, 1.0f), -kInf);
+  EXPECT_EQ(shifted_logit(-3e38f, 3e38f, 1.0f), -kFloatMax);   // -6e38 overflows: clamped
+  EXPECT_EQ(shifted_logit(-9.0f, 1.0f, 1e-38f), -kFloatMax);  // -10 / 1e-38 overflows: clamped
+  EXPECT_EQ(shifted_logit(5.0f, 7.0f, 1.0f), -2.0f);
+  EXPECT_TRUE(poisons_row(kNaNf));
+  EXPECT_TRUE(poisons_row(kInf));
+  EXPECT_FALSE(poisons_row(-kInf));
+  // The probability path falls back to the log-softmax value below FLT_MIN.
+  const ProbAndLog tiny = prob_path_from_shifted(-100.0f, 1.0f, 0.0f);
+  EXPECT_EQ(tiny.lp, -100.0f);
+  const ProbAndLog zero = prob_path_from_shifted(-kInf, 2.0f, std::log(2.0f));
+  EXPECT_EQ(zero.p, 0.0f);
+  EXPECT_EQ(zero.lp, -kInf);
+}
+
+TEST(MathSoftmax, OnlineLogsumexpMatchesTwoPass) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 10.0f);
+  for (int n : {1, 7, 1000, 5000}) {
+    std::vector<float> z(static_cast<std::size_t>(n));
+    for (auto& x : z) x = nd(rng);
+    OnlineLse a, b;
+    for (int i = 0; i < n; ++i) (i % 2 ? a : b).add(z[static_cast<std::size_t>(i)]);
+    a.merge(b);
+    double m = -INFINITY, s = 0;
+    for (float x : z) m = std::max(m, static_cast<double>(x));
+    for (float x : z) s += std::exp(x - m);
+    const double exact = m + std::log(s);
+    // Each add rescales at most once and adds one term: the running sum's relative error grows
+    // by ~3u per element (exp 1 ulp, multiply, add), so 3 n u relative in s, i.e. 3 n u
+    // absolute in log s, plus u |m|.
+    EXPECT_NEAR(a.logsumexp(), exact, 3.0 * n * kU + kU * std::fabs(exact)) << n;
+  }
+  OnlineLse empty;
+  empty.add(-kInf);
+  EXPECT_EQ(empty.logsumexp(), -kInf);
+}
+
+TEST(MathReductionOrder, SkippingZeroWarpsIsExactAndTheOrderIsTheDocumentedOne) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> ud(-1.0f, 1.0f);
+  for (int active : {1, 31, 32, 33, 500, 1023, 1024}) {
+    float a[kLanes], b[kLanes];
+    for (int l = 0; l < kLanes; ++l) a[l] = b[l] = l < active ? ud(rng) : 0.0f;
+    EXPECT_EQ(tree_reduce_lanes(a, active), tree_reduce_lanes(b)) << active;
+  }
+  // lane_sum of 1..n for n = 3000 in the documented order, replayed by hand.
+  const std::int64_t n = 3000;
+  float lanes[kLanes] = {};
+  for (std::int64_t v = 0; v < n; ++v) lanes[v % kLanes] = lanes[v % kLanes] + 1.0f / static_cast<float>(v + 1);
+  float warp_sums[kLanes / kWarpSize];
+  for (int w = 0; w < kLanes / kWarpSize; ++w) {
+    float x[kWarpSize];
+    for (int i = 0; i < kWarpSize; ++i) x[i] = lanes[w * kWarpSize + i];
+    for (int off = 16; off >= 1; off /= 2)
+      for (int i = 0; i < off; ++i) x[i] = x[i] + x[i + off];
+    warp_sums[w] = x[0];
+  }
+  for (int off = 16; off >= 1; off /= 2)
+    for (int i = 0; i < off; ++i) warp_sums[i] = warp_sums[i] + warp_sums[i + off];
+  EXPECT_EQ(cpu::lane_sum(n, [](std::int64_t v) { return 1.0f / static_cast<float>(v + 1); }), warp_sums[0]);
+}
+
+}  // namespace
+}  // namespace divcheck::math
+
+namespace divcheck::math {
+namespace {
+
+TEST(MathExactSum, OrderIndependentAndCorrectlyRounded) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> ud(-30.0f, 0.0f);
+  for (int n : {1, 3, 1000, 70000}) {
+    std::vector<float> e(static_cast<std::size_t>(n));
+    for (auto& x : e) x = std::exp(ud(rng));
+    e[0] = 1.0f;
+    FixedSum a, b, c;
+    for (float x : e) a.add(x);
+    std::shuffle(e.begin(), e.end(), rng);
+    for (std::size_t i = 0; i < e.size(); ++i) (i % 3 ? b : c).add(e[i]);
+    b.merge(c);
+    EXPECT_EQ(a.value(), b.value()) << n;  // bitwise, whatever the order and the split
+    // The exact sum of the truncated terms is within n 2^-62 of the true sum; then one rounding.
+    long double exact = 0;
+    for (float x : e) exact += static_cast<long double>(x);
+    EXPECT_NEAR(a.value(), static_cast<double>(exact), kU * static_cast<double>(exact) + n * std::ldexp(1.0, -62)) << n;
+  }
+  // Rounding to nearest even at a tie: 1 + 2^-24 exactly is halfway between 1 and 1 + 2^-23.
+  FixedSum t;
+  t.add(1.0f);
+  t.add(std::ldexp(1.0f, -24));
+  EXPECT_EQ(t.value(), 1.0f);
+  t.add(std::ldexp(1.0f, -60));  // now above the halfway point: rounds up
+  EXPECT_EQ(t.value(), 1.0f + std::ldexp(1.0f, -23));
+  // Above 4 (the high word in use): 4 + 4 + 2^-21 + 2^-60 rounds up to 8 + 2^-20.
+  FixedSum h;
+  for (int i = 0; i < 8; ++i) h.add(1.0f);
+  h.add(std::ldexp(1.0f, -21));
+  EXPECT_EQ(h.value(), 8.0f);  // 8 + 2^-21 is the tie between 8 and 8 + 2^-20: even is 8
+  h.add(std::ldexp(1.0f, -60));
+  EXPECT_EQ(h.value(), 8.0f + std::ldexp(1.0f, -20));
+}
+
+}  // namespace
+}  // namespace divcheck::math
