@@ -203,6 +203,8 @@ RealResult<R> dcor_real(const RealInputs<R>& in) {
   const double bound_r = u2 * RATIO.e;
   const double rd = to_double(ratio);
   const bool clamp_ambiguous = is_finite(ratio) && (std::fabs(rd) <= bound_r || std::fabs(rd - 1.0) <= bound_r);
+  // A clamp float32 resolves the same way returns exactly 0 or 1: scale 0 (a structural 0).
+  if (clamped && !clamp_ambiguous) res.loss.scale[0] = 0.0;
   // A clamp float32 cannot resolve: a 0 here is not an exact zero (float32 may not clamp).
   if (clamped && clamp_ambiguous) res.loss.ambiguous_zero[0] = 1;
   if (!gx && !gy) return res;

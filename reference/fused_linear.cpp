@@ -8,7 +8,13 @@
 // Error model: each logit carries the projection's error unit sum_h |h_h W_vh| / T (the verdict
 // multiplies by sigma; docs/tolerances.md) plus 2|z_v| for the division by a T != 1 and T's own
 // rounding; it enters the log-softmax blocks as e_v.
+//
+// A valid position whose student and teacher hidden rows are bitwise identical projects, in any
+// implementation, to identical logit rows (same W, same code): KL = 0 and dl/dzs = 0 exactly.
+// It is structurally zero (loss term and gradient contributions Err{0, 0}; the hs gradient of
+// that position exactly 0 with scale 0), unless its logits are a NaN row.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -99,11 +105,22 @@ RealResult<R> fused_linear_real(const RealInputs<R>& in) {
   ps.resize(V);
   ErrSum loss_err;
 
+  const bool exact_inputs = !hs.override_values && !ht.override_values && !ws.override_values;
+  const std::size_t hs_es = element_size(hs.tensor->dtype());
+  auto identical_hidden = [&](std::int64_t pos) {
+    return exact_inputs && hs.tensor->dtype() == ht.tensor->dtype() &&
+           std::memcmp(hs.tensor->data() + pos * H * static_cast<std::int64_t>(hs_es),
+                       ht.tensor->data() + pos * H * static_cast<std::int64_t>(hs_es),
+                       static_cast<std::size_t>(H) * hs_es) == 0;
+  };
+  const bool zero_on_identical = info(c.id).props.zero_on_identical;
+
   for (std::int64_t pos = 0; pos < B * T; ++pos) {
     if (!valid[pos]) continue;  // inert
     project(hs, pos * H, ws, V, H, temp_r, scaled, inv_t, zs, es);
-    project(ht, pos * H, wt, V, H, temp_r, scaled, inv_t, zt, et);
     compute_softmax_row<R>(zs.data(), V, nullptr, es.data(), S);
+    if (zero_on_identical && !S.nan_row && identical_hidden(pos)) continue;  // structurally zero
+    project(ht, pos * H, wt, V, H, temp_r, scaled, inv_t, zt, et);
     compute_softmax_row<R>(zt.data(), V, nullptr, et.data(), Tt);
     bool nan_grads = false;
     if (S.nan_row || Tt.nan_row) {

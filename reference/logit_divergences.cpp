@@ -12,8 +12,18 @@
 // infinite KL / Jefferys / cross-entropy makes l = +inf and the position's gradients NaN, except
 // a capped cross-entropy (l = max_loss, gradients exactly 0). A probability is zero "by
 // structure" only where its logit is -inf; 0 * anything = 0 is applied to exactly those.
+//
+// Identical positions: for a row that is zero on identical inputs, a valid position whose two
+// logit rows are bitwise identical (same dtype bits; the support mask is shared by both sides)
+// is structurally zero: an implementation computes both sides with the same code, so every
+// d = lp - lq, every p - q and every term is exactly 0. Its loss term and gradients are exact
+// zeros with scale 0 (not just values that happen to be 0 in R), unless the row is a NaN row.
+// Cross-entropy is not zero on identical rows (its loss is the entropy of p), but its q-side
+// gradient q - p is, for the same reason: structurally zero there.
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -60,6 +70,33 @@ LogitRow row_of(DivergenceId id) {
     default:
       throw InvalidArgument("divergence", std::string(name_of(id)), "is not a logit-level divergence");
   }
+}
+
+// True when the two logit rows [base, base + V) are bitwise identical (overridden inputs, as
+// in the finite-difference tests, are compared by value).
+template <class R>
+bool identical_rows(const RoleView<R>& a, const RoleView<R>& b, std::int64_t base, std::int64_t V) {
+  if (a.override_values || b.override_values) {
+    for (std::int64_t v = 0; v < V; ++v)
+      if (!(a.at(base + v) == b.at(base + v))) return false;
+    return true;
+  }
+  const std::size_t es = element_size(a.tensor->dtype());
+  if (a.tensor->dtype() != b.tensor->dtype()) return false;
+  return std::memcmp(a.tensor->data() + base * static_cast<std::int64_t>(es),
+                     b.tensor->data() + base * static_cast<std::int64_t>(es), static_cast<std::size_t>(V) * es) == 0;
+}
+
+// The NaN-row rule of docs/semantics.md (as compute_softmax_row decides it): a NaN or +inf
+// logit, or no finite logit.
+template <class R>
+bool poisoned_row(const std::vector<R>& y, std::int64_t V) {
+  bool any_finite = false;
+  for (std::int64_t v = 0; v < V; ++v) {
+    if (is_nan(y[v]) || (is_inf(y[v]) && y[v] > 0)) return true;
+    any_finite = any_finite || !is_inf(y[v]);
+  }
+  return !any_finite;
 }
 
 }  // namespace
@@ -112,6 +149,7 @@ RealResult<R> logit_divergence_real(const RealInputs<R>& in) {
   const R temp_r = R(temperature);
   const Err temp_err = scaled ? param_err(temperature) : exact(1.0);
   const DivergenceInfo& di = info(c.id);
+  const bool zero_on_identical = di.props.zero_on_identical;
   // (c + sigma(V)) u: the TV near-tie threshold and the unit of the square-root bound.
   const double amb_threshold = (di.tolerance.grad_c + summation_depth_of(V)) * kU32;
 
@@ -140,15 +178,23 @@ RealResult<R> logit_divergence_real(const RealInputs<R>& in) {
           full = full && srow[v];
         }
       }
-      compute_softmax_row<R>(yrow.data(), V, scaled ? &temp_r : nullptr, nullptr, P);
-      compute_softmax_row<R>(xrow.data(), V, scaled ? &temp_r : nullptr, nullptr, Q);
-
       auto fill_grads = [&](const R& val) {
         for (std::int64_t v = 0; v < V; ++v) {
           if (gp_out) gp_out->value[base + v] = val;
           if (gq_out) gq_out->value[base + v] = val;
         }
       };
+      const bool identical = identical_rows(yv, xv, base, V);
+      if (identical && zero_on_identical) {
+        // Structurally zero (loss term 0, gradients +0 with scale 0, as initialised), unless
+        // the row is a NaN row (a NaN or +inf logit, or no finite logit).
+        if (!poisoned_row(yrow, V)) continue;
+        res.loss.value[k] += r_nan<R>();
+        fill_grads(r_nan<R>());
+        continue;
+      }
+      compute_softmax_row<R>(yrow.data(), V, scaled ? &temp_r : nullptr, nullptr, P);
+      compute_softmax_row<R>(xrow.data(), V, scaled ? &temp_r : nullptr, nullptr, Q);
       if (P.nan_row || Q.nan_row) {
         res.loss.value[k] += r_nan<R>();
         fill_grads(r_nan<R>());
@@ -173,6 +219,10 @@ RealResult<R> logit_divergence_real(const RealInputs<R>& in) {
       res.loss.value[k] += w[pos] * ps.loss;
       loss_err[k].add(mul(rounded(wd[pos]), ps.loss_err));
       if (st == Status::constant) continue;  // gradients stay exactly 0
+      if (identical && row.formula == Formula::cross_entropy) {  // q - p of identical rows
+        std::fill(ps.gq.begin(), ps.gq.end(), R(0));
+        std::fill(ps.gq_e.begin(), ps.gq_e.end(), 0.0);
+      }
       // grad = F dl/dz with F = w g / T.
       const R F = w[pos] * R(g) / temp_r;
       const double Fd = to_double(F);

@@ -68,7 +68,11 @@ ExpectedTensor round_tensor(const ref::RealTensor<R>& t, DType dtype, const Shap
   for (std::size_t i = 0; i < n; ++i) {
     const R& v = t.value[i];
     e.value[i] = ref::round_to_odd(v);
-    e.exact_zero[i] = (v == 0 && !(i < t.ambiguous_zero.size() && t.ambiguous_zero[i])) ? 1 : 0;
+    // Structural zeros only (reference.hpp): a 0 whose running-error scale is also 0. A 0 with
+    // a positive scale is 0 only in exact arithmetic (or by R's rounding); float32 may return
+    // rounding noise there, which the bound judges.
+    const bool ambiguous = i < t.ambiguous_zero.size() && t.ambiguous_zero[i];
+    e.exact_zero[i] = (v == 0 && t.scale[i] == 0.0 && t.jump[i] == 0.0 && !ambiguous) ? 1 : 0;
     const bool finite = std::isfinite(e.value[i]);
     e.scale[i] = finite ? t.scale[i] : 0.0;
     e.jump[i] = finite ? t.jump[i] : 0.0;

@@ -27,7 +27,18 @@ struct ExpectedTensor {
   // Discontinuity allowance (absolute, >= 0): where the value depends on a sign or clamp that
   // float32 cannot resolve (a near-tie under sgn, dcor's clamp edge), the size of the jump.
   std::vector<double> jump;
-  // 1 where the exact value is exactly 0 (the implementation must then return exactly ±0).
+  // 1 where the value is a structural zero: the implementation must then return exactly ±0.
+  // Structural means value == 0 AND scale == 0 (and no allowance): the zero comes from the
+  // structure of the inputs, not from arithmetic that happens to cancel. The zeros of scale 0
+  // (reference/running_error.hpp: Err{0, 0} and exact float32 operations on exact operands):
+  // masked / inert positions, columns with zero probability (-inf logit) on both sides, sgn(0)
+  // ties of tvd_prob (p == q exactly), empty reductions (no valid position / row, dcor with
+  // N < 4), a clearly active dcor clamp, an upstream gradient g = 0, point-mass rows (one finite
+  // logit: V = 1), and every position whose two logit rows (or hidden rows, fused-linear) are
+  // bitwise identical in a row with zero_on_identical. A value that is 0 in exact arithmetic but
+  // whose float32 evaluation cancels (e.g. the TV gradient 1/2 p (s sgn - sum sgn p) of a
+  // near-one-hot row, or rows that are exact shifts of each other) has scale > 0 and is judged
+  // by the bound, not by this flag (docs/tolerances.md, "Exact zeros").
   std::vector<std::uint8_t> exact_zero;
 
   std::int64_t numel() const { return static_cast<std::int64_t>(value.size()); }

@@ -12,6 +12,11 @@
 // bitwise identical lp and p, which is what makes d = lp - lq exactly 0 on identical inputs.
 // Subtracting the raw max before dividing by T keeps a row and its shifted copy identical too.
 //
+// A row with exactly one finite logit is a point mass: every float32 softmax computes t = 0
+// there (z - z, whatever error z carries), exp(0) = 1, S = 1, log S = 0, so lp = 0 and p = 1
+// exactly. Its error blocks are 0 (`point_mass`), which makes V = 1 rows and one-hot rows give
+// exact structural zeros downstream (reference/running_error.hpp).
+//
 // Error blocks (units of u = 2^-24, absolute error of a float32 lp_v):
 //   a_v = 2 + 2|lp_v| + E + Pe + e_v,  E = sum_u p_u |t_u|,  Pe = sum_u p_u e_u,
 // where e_v is the error the logit itself carries into the softmax (0 for raw logits at T = 1;
@@ -33,6 +38,7 @@ namespace divcheck::ref {
 template <class R>
 struct SoftmaxRow {
   bool nan_row = false;            // a NaN or +inf logit, or no finite logit
+  bool point_mass = false;         // exactly one finite logit: lp = 0, p = 1 exactly there
   std::vector<R> lp, p;            // log-probabilities, probabilities
   std::vector<std::uint8_t> zero;  // 1 where the logit is -inf (p_v = 0 by structure)
   std::vector<double> lpd, pd;     // lp, p as doubles (error analysis only)
@@ -59,7 +65,9 @@ void compute_softmax_row(const R* y, std::int64_t V, const R* temperature, const
                          SoftmaxRow<R>& out) {
   out.resize(V);
   out.nan_row = false;
+  out.point_mass = false;
   bool any_finite = false;
+  std::int64_t n_finite = 0;
   R m = 0;
   for (std::int64_t v = 0; v < V; ++v) {
     const R& yv = y[v];
@@ -70,8 +78,10 @@ void compute_softmax_row(const R* y, std::int64_t V, const R* temperature, const
     if (!is_inf(yv)) {
       if (!any_finite || yv > m) m = yv;
       any_finite = true;
+      ++n_finite;
     }
   }
+  out.point_mass = n_finite == 1;
   if (!any_finite) {
     out.nan_row = true;
     return;
@@ -121,7 +131,7 @@ void compute_softmax_row(const R* y, std::int64_t V, const R* temperature, const
     pe_sum += out.pd[v] * e;
   }
   for (std::int64_t v = 0; v < V; ++v)
-    if (!out.zero[v]) out.a[v] = 2.0 + 2.0 * std::fabs(out.lpd[v]) + e_sum + pe_sum + ev[v];
+    if (!out.zero[v]) out.a[v] = out.point_mass ? 0.0 : 2.0 + 2.0 * std::fabs(out.lpd[v]) + e_sum + pe_sum + ev[v];
 }
 
 }  // namespace divcheck::ref
