@@ -1,5 +1,6 @@
 // The public entry point (validate, then run) and the CUDA backend's availability. The CUDA
-// backend itself is issue 3; until it lands make_cuda_backend() explains why it cannot run.
+// backend itself lives in kernels/cuda/ (issue 3); without CUDA in the build, or without a
+// visible device, make_cuda_backend() explains why it cannot run.
 #include "kernels/backend.hpp"
 
 #include <string>
@@ -8,6 +9,8 @@
 
 #if defined(DIVCHECK_HAVE_CUDA)
 #include <cuda_runtime_api.h>
+
+#include "kernels/cuda/cuda_backend.hpp"
 #endif
 
 namespace divcheck {
@@ -40,7 +43,11 @@ bool cuda_device_present() { return cuda_absence_reason().empty(); }
 std::unique_ptr<Backend> make_cuda_backend() {
   const std::string why = cuda_absence_reason();
   if (!why.empty()) throw Unavailable("cuda backend: no CUDA device visible (" + why + ")");
-  throw Unavailable("cuda backend: not implemented yet in this build (issue 3)");
+#if defined(DIVCHECK_HAVE_CUDA)
+  return cuda::make_cuda_backend_with(cuda::CudaOptions{});
+#else
+  throw Unavailable("cuda backend: not in this build");  // unreachable: why is non-empty without CUDA
+#endif
 }
 
 }  // namespace divcheck

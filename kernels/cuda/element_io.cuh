@@ -6,7 +6,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <stdint.h>
+#include <cstdint>
 
 namespace divcheck::cuda {
 
