@@ -23,7 +23,7 @@ writes OUT/report.json, OUT/junit.xml, OUT/report.md and OUT/failures/*.safetens
 options:
   --backend cpu|cuda      backend to verify (default: cuda when a CUDA device is visible, else cpu)
   --divergence NAME       divergence to run; repeatable or a comma list (default: all 12)
-  --cases N               cases per divergence, N >= 1 (default 200)
+  --cases N               cases per divergence, N >= 1 (default 1000)
   --seed S                run seed, unsigned 64-bit decimal (default 20261130)
   --time-budget SECONDS   start no new case after SECONDS; reported as "budget exhausted",
                           not a failure (default: none). Shrinking failures afterwards is

@@ -20,7 +20,7 @@ namespace divcheck::gate {
 
 struct GateOptions {
   std::vector<DivergenceId> divergences;   // run in registry order; empty = every row
-  std::int64_t cases = 200;                // per divergence (the stream indices 0..cases-1)
+  std::int64_t cases = 1000;               // per divergence (the stream indices 0..cases-1)
   std::optional<std::int64_t> only_case;   // run exactly case k of each divergence instead
   std::uint64_t seed = kDefaultSeed;
   std::optional<double> time_budget;       // seconds; no new case starts after it
