@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Turns a divcheck_bench JSON file (Google Benchmark, --benchmark_out_format=json) into the
+Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per row of the
+registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
+of the device-to-device copy bandwidth measured in the same run, CTAs per row, staged).
+    usage: python3 bench/results_table.py OUT/bench.json
+"""
+import json
+import sys
+from collections import OrderedDict
+
+
+def main(path):
+    with open(path) as f:
+        data = json.load(f)
+    ctx = data.get("context", {})
+    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
+    tables = OrderedDict()
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        row, dtype, shape, mode = b["name"].split("/")[:4]
+        entry = tables.setdefault((shape, dtype), OrderedDict()).setdefault(row, {})
+        if b.get("error_occurred"):
+            entry[mode] = {"error": b.get("error_message", "error")}
+        else:
+            entry[mode] = b
+    for (shape, dtype), rows in tables.items():
+        copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
+        copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"
+        print(f"### {shape}, {dtype} (copy yardstick: {copy} GB/s)\n")
+        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | CTAs | staged |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for row, modes in rows.items():
+            cells = []
+            plan = ("", "")
+            for mode in ("fwd", "fwd_bwd"):
+                m = modes.get(mode)
+                if m is None:
+                    cells += ["-", "-", "-"]
+                elif "error" in m:
+                    cells += ["error: " + m["error"][:40], "", ""]
+                else:
+                    cells += [f"{m['real_time']:.3f}", f"{m['GB/s']:.0f}", f"{m['frac_of_copy']:.2f}"]
+                    plan = (f"{m['ctas']:.0f}", "yes" if m["staged"] else "no")
+            print(f"| {row} | " + " | ".join(cells) + f" | {plan[0]} | {plan[1]} |")
+        print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: results_table.py BENCH_JSON")
+    main(sys.argv[1])

@@ -1,0 +1,28 @@
+// The CUDA backend with explicit tuning options (tests and benchmarks use them to force a
+// cluster size or the unstaged path); make_cuda_backend() (kernels/backend.hpp) is this with
+// the defaults. Rows served: the ten of issue 3 (every row except fused_linear and dcor).
+#pragma once
+
+#include <memory>
+
+#include "kernels/backend.hpp"
+#include "kernels/cuda/device_types.hpp"
+
+namespace divcheck::cuda {
+
+struct CudaOptions {
+  int cluster_ctas = 0;       // 0: automatic plan; else 1, 2, 4, 8 or 16 CTAs per row
+  bool allow_staging = true;  // false: every pass reads global memory (the fallback path)
+};
+
+// Throws Unavailable when no CUDA device is visible.
+std::unique_ptr<Backend> make_cuda_backend_with(const CudaOptions& options);
+
+// The execution plan (CTAs per row, shared-memory staging) the backend uses for a validated
+// case of a logit row; needs a device. For tests and reports.
+LogitPlan plan_for_case(const Case& c, const CudaOptions& options);
+
+// True for the registry rows the CUDA backend implements.
+bool cuda_supports(DivergenceId id);
+
+}  // namespace divcheck::cuda

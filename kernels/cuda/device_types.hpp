@@ -1,0 +1,74 @@
+// The plain types of the CUDA backend's device-level API (device_api.hpp): dtypes, row kinds,
+// reductions, the launch arguments and the execution plan. No CUDA header here, so the kernel
+// headers (*.cuh) and host code share them without pulling in the CUDA runtime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace divcheck::cuda {
+
+enum class FloatKind : std::uint8_t { f32, bf16, f16 };
+inline std::size_t float_kind_size(FloatKind k) { return k == FloatKind::f32 ? 4 : 2; }
+
+// The row kernel of a logit-level divergence (the registry rows map onto these).
+enum class LogitKind : std::uint8_t { kl, jefferys, cross_entropy, jensen_shannon, hellinger, total_variation };
+
+// docs/semantics.md "Reductions and the weight w".
+enum class PositionReduction : std::uint8_t { sequence_mean, sequence_none, token_mean };
+
+struct LogitArgs {
+  LogitKind kind = LogitKind::kl;
+  FloatKind dtype = FloatKind::f32;
+  std::int64_t batch = 0, seq = 0, vocab = 0;  // B, T, V (each >= 1)
+  const void* p_logits = nullptr;               // y: target / clean / teacher, (B, T, V)
+  const void* q_logits = nullptr;               // x: input / noisy / student, (B, T, V)
+  const std::uint8_t* valid = nullptr;          // (B, T) 0/1; nullptr: every position valid
+  const std::uint8_t* support = nullptr;        // (B, T, V) 0/1; nullptr: full support
+  PositionReduction reduction = PositionReduction::sequence_mean;
+  double temperature = 1.0;                     // logits are divided by T; gradients carry 1/T
+  bool prob_path = false;                       // log_target = False: probabilities by division
+  bool capped = false;                          // masked_cross_entropy with max_loss
+  double max_loss = 0.0;
+  double scaling_factor = 1.0;
+  // Upstream gradient (float32, device): 1 value, or B values for sequence_none. nullptr when
+  // no gradient is wanted (then grad_p and grad_q must be nullptr).
+  const float* grad_output = nullptr;
+  void* grad_p = nullptr;                       // d/dy, dtype of the logits, (B, T, V); nullptr: not wanted
+  void* grad_q = nullptr;                       // d/dx
+  float* loss = nullptr;                        // 1 float, or B floats for sequence_none
+  void* workspace = nullptr;                    // logit_workspace_bytes(B, T) bytes, 16-aligned
+  // Tuning for tests and benchmarks (results are within tolerance for every choice; for a
+  // fixed choice they are bitwise reproducible). 0: automatic; else 1, 2, 4, 8 or 16 CTAs
+  // per row (a thread block cluster).
+  int cluster_ctas = 0;
+  bool allow_staging = true;                    // false: never keep rows in shared memory
+};
+
+// How a launch runs a row: `ctas` CTAs of 1024 threads (one thread block cluster) per row;
+// `staged`: the row slices are kept in shared memory (one HBM read), else every pass reads
+// global memory (slower fallback for rows too long for the cluster's shared memory).
+struct LogitPlan {
+  int ctas = 1;
+  bool staged = false;
+  std::int64_t slice = 0;             // columns per CTA (a multiple of 1024)
+  std::size_t dynamic_smem_bytes = 0;
+};
+// tvd_prob (SPEC.md): p, q (N, V) probability rows.
+enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };
+
+struct TvdProbArgs {
+  FloatKind dtype = FloatKind::f32;
+  std::int64_t rows = 0, vocab = 0;       // N, V (each >= 1)
+  const void* p = nullptr;
+  const void* q = nullptr;
+  const std::uint8_t* valid = nullptr;    // (N,) 0/1 (labels != ignore_index); nullptr: all valid
+  TvdReduction reduction = TvdReduction::batchmean;
+  // Upstream gradient (float32, device): 1 value, or (N, V) for none; nullptr: no gradient.
+  const float* grad_output = nullptr;
+  void* grad_p = nullptr;                 // dtype of p, (N, V); nullptr: not wanted
+  float* loss = nullptr;                  // 1 float, or (N, V) floats for none
+  void* workspace = nullptr;              // tvd_prob_workspace_bytes(N) bytes, 16-aligned
+};
+
+}  // namespace divcheck::cuda

@@ -1,0 +1,238 @@
+// Planning and launching the logit-level divergences (device_api.hpp): the kernel table
+// (6 row policies x 3 element types), the choice of CTAs per row (thread block cluster) and of
+// shared-memory staging, and the launch sequence on one stream:
+//   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel -> reduce_positions.
+//
+// Plan (automatic): the smallest C in {1, 2, 4, 8, 16} whose slices (both rows, plus the
+// support bytes) fit the device's opt-in shared memory per block and whose cluster the device
+// can schedule (cudaOccupancyMaxActiveClusters >= 1); C = 16 needs the non-portable cluster
+// attribute. If no C can stage, the unstaged fallback with the largest schedulable C <= 8.
+// The plan depends on (V, dtype, support, device), so results are bitwise reproducible on a
+// given device; with C = 1 the summation order is exactly the CPU backend's.
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_api.hpp"
+#include "kernels/cuda/logit_rows_kernel.cuh"
+#include "kernels/cuda/plan_math.hpp"
+#include "kernels/cuda/position_kernels.hpp"
+#include "kernels/cuda/workspace.hpp"
+
+namespace divcheck::cuda {
+
+namespace {
+
+template <class Elem, class Policy>
+__global__ void __launch_bounds__(kThreads, 1) logit_rows_kernel(const RowKernelParams prm) {
+  extern __shared__ __align__(16) unsigned char dyn_smem[];
+  __shared__ RowKernelShared sh;
+  cg::cluster_group cl = cg::this_cluster();
+  logit_rows_body<Elem, Policy>(prm, cl, sh, dyn_smem);
+}
+
+using RowKernel = void (*)(RowKernelParams);
+
+template <class Elem>
+RowKernel kernel_of(LogitKind k) {
+  switch (k) {
+    case LogitKind::kl: return logit_rows_kernel<Elem, KlPolicy>;
+    case LogitKind::jefferys: return logit_rows_kernel<Elem, JefferysPolicy>;
+    case LogitKind::cross_entropy: return logit_rows_kernel<Elem, CrossEntropyPolicy>;
+    case LogitKind::jensen_shannon: return logit_rows_kernel<Elem, JensenShannonPolicy>;
+    case LogitKind::hellinger: return logit_rows_kernel<Elem, HellingerPolicy>;
+    case LogitKind::total_variation: return logit_rows_kernel<Elem, TotalVariationPolicy>;
+  }
+  throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
+}
+
+RowKernel select_kernel(FloatKind dt, LogitKind k) {
+  switch (dt) {
+    case FloatKind::f32: return kernel_of<float>(k);
+    case FloatKind::bf16: return kernel_of<__nv_bfloat16>(k);
+    case FloatKind::f16: return kernel_of<__half>(k);
+  }
+  throw InvalidArgument("dtype", std::to_string(static_cast<int>(dt)), "not f32, bf16 or f16");
+}
+
+void require(bool ok, const char* argument, const std::string& value, const char* why) {
+  if (!ok) throw InvalidArgument(argument, value, why);
+}
+
+// pointers: also check the device pointers (a plan needs only sizes and parameters).
+void validate(const LogitArgs& a, bool pointers) {
+  require(a.batch >= 1, "batch", std::to_string(a.batch), "must be >= 1");
+  require(a.seq >= 1, "seq", std::to_string(a.seq), "must be >= 1");
+  require(a.vocab >= 1, "vocab", std::to_string(a.vocab), "must be >= 1");
+  require(a.batch <= LLONG_MAX / a.seq && a.batch * a.seq <= LLONG_MAX / a.vocab, "batch*seq*vocab",
+          std::to_string(a.batch) + "*" + std::to_string(a.seq) + "*" + std::to_string(a.vocab), "overflows int64");
+  if (pointers) {
+    require(a.p_logits != nullptr && a.q_logits != nullptr, "logits", "nullptr", "both logit tensors are required");
+    require(a.loss != nullptr, "loss", "nullptr", "the loss output is required");
+    require(a.workspace != nullptr, "workspace", "nullptr", "logit_workspace_bytes(batch, seq) bytes are required");
+  }
+  require(a.temperature > 0.0 && a.temperature <= 3.4e38, "temperature", std::to_string(a.temperature),
+          "must be finite and > 0");
+  const bool wants = a.grad_p != nullptr || a.grad_q != nullptr;
+  require(!pointers || wants == (a.grad_output != nullptr), "grad_output", a.grad_output ? "set" : "nullptr",
+          "must be given exactly when a gradient is wanted");
+  if (a.capped) {
+    require(a.max_loss > 0.0 && a.max_loss <= 3.4e38, "max_loss", std::to_string(a.max_loss), "must be finite and > 0");
+    require(a.scaling_factor > 0.0 && a.scaling_factor <= 3.4e38, "scaling_factor", std::to_string(a.scaling_factor),
+            "must be finite and > 0");
+  }
+  const int c = a.cluster_ctas;
+  require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
+          "must be 0 (automatic), 1, 2, 4, 8 or 16");
+}
+
+int device_attribute(cudaDeviceAttr attr, const char* name) {
+  int dev = 0, v = 0;
+  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&v, attr, dev), std::string("cudaDeviceGetAttribute(") + name + ")");
+  return v;
+}
+
+// Can the device run at least one cluster of `ctas` CTAs with `smem` dynamic shared memory?
+bool cluster_fits(RowKernel fn, int ctas, std::size_t smem) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(ctas);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // a refused configuration is an answer, not a sticky error
+    return false;
+  }
+  return clusters >= 1;
+}
+
+// The dynamic shared memory a kernel may use (opt-in maximum minus its static shared memory);
+// sets the kernel's attributes to it (the same value every time: safe from several threads).
+std::size_t configure(RowKernel fn) {
+  cudaFuncAttributes fa{};
+  cuda_check(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes(logit_rows_kernel)");
+  const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, "MaxSharedMemoryPerBlockOptin");
+  const int budget = std::max(0, optin - static_cast<int>(fa.sharedSizeBytes));
+  cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, budget),
+             "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+             "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
+  return static_cast<std::size_t>(budget);
+}
+
+LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
+  const std::size_t budget = configure(fn);
+  const std::size_t elem = float_kind_size(a.dtype);
+  const bool support = a.support != nullptr;
+  auto make = [&](int ctas, bool staged) {
+    LogitPlan p;
+    p.ctas = ctas;
+    p.slice = slice_for(a.vocab, ctas);
+    p.staged = staged;
+    p.dynamic_smem_bytes = staged ? staged_bytes(p.slice, elem, support) : 0;
+    return p;
+  };
+  auto stageable = [&](int ctas) {
+    return a.allow_staging && staged_bytes(slice_for(a.vocab, ctas), elem, support) <= budget;
+  };
+  if (a.cluster_ctas != 0) {
+    const LogitPlan p = make(a.cluster_ctas, stageable(a.cluster_ctas));
+    if (!cluster_fits(fn, p.ctas, p.dynamic_smem_bytes))
+      throw Unavailable("cuda backend: this device cannot schedule a cluster of " + std::to_string(p.ctas) +
+                        " CTAs x " + std::to_string(kThreads) + " threads with " +
+                        std::to_string(p.dynamic_smem_bytes) + " bytes of shared memory each");
+    return p;
+  }
+  for (int ctas : {1, 2, 4, 8, 16}) {
+    if (!stageable(ctas)) continue;
+    const LogitPlan p = make(ctas, true);
+    if (cluster_fits(fn, p.ctas, p.dynamic_smem_bytes)) return p;
+  }
+  for (int ctas : {8, 4, 2, 1}) {  // the unstaged fallback: every pass reads global memory
+    const LogitPlan p = make(ctas, false);
+    if (cluster_fits(fn, p.ctas, 0)) return p;
+  }
+  throw Unavailable("cuda backend: this device cannot schedule a CTA of " + std::to_string(kThreads) +
+                    " threads for the logit row kernel");
+}
+
+// Plans are cached per (kernel, device, V, support, tuning): the occupancy queries cost tens of
+// microseconds, which a benchmark's event timing would otherwise include.
+LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool>;
+  static std::mutex mutex;
+  static std::map<Key, LogitPlan> cache;
+  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const LogitPlan plan = compute_plan(a, fn);
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, plan);
+  return plan;
+}
+
+}  // namespace
+
+std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return LogitWorkspace::bytes(batch, seq); }
+
+LogitPlan plan_logit_divergence(const LogitArgs& a) {
+  validate(a, false);
+  return plan_for(a, select_kernel(a.dtype, a.kind));
+}
+
+LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
+  validate(a, true);
+  const RowKernel fn = select_kernel(a.dtype, a.kind);
+  const LogitPlan plan = plan_for(a, fn);
+  const std::int64_t rows = a.batch * a.seq;
+  const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
+  const bool wants = a.grad_output != nullptr;
+
+  if (wants) {
+    launch_count_valid(a.valid, a.batch, a.seq, ws.counts, ws.total, stream);
+    launch_position_weights(a.batch, a.reduction, a.grad_output, 1.0 / a.temperature, ws.counts, ws.total, ws.coef,
+                            stream);
+  }
+
+  const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
+
+  const std::int64_t clusters = std::min<std::int64_t>(rows, INT_MAX / plan.ctas);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(clusters * plan.ctas));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = plan.dynamic_smem_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.ctas);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cuda_check(cudaLaunchKernelEx(&cfg, fn, prm), "cudaLaunchKernelEx(logit_rows_kernel, " +
+                                                    std::to_string(plan.ctas) + " CTAs per cluster)");
+  check_launch("logit_rows_kernel");
+
+  launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss, stream);
+  return plan;
+}
+
+}  // namespace divcheck::cuda

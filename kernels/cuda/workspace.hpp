@@ -1,0 +1,62 @@
+// Layout of the device workspaces of the logit launch and the tvd_prob launch: typed arrays
+// carved out of one caller-provided buffer, each aligned to 256 bytes. Plain C++17.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace divcheck::cuda {
+
+inline constexpr std::size_t kWorkspaceAlign = 256;
+
+inline std::size_t align_up(std::size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+
+struct LogitWorkspace {
+  float* row_loss;           // (B*T) per-position loss (valid positions only are read)
+  long long* counts;         // (B) n_b = valid positions of sequence b
+  long long* total;          // (1) N_valid
+  float* coef;               // (B) w g / T of sequence b, rounded once from double
+  static std::size_t bytes(std::int64_t batch, std::int64_t seq) {
+    const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
+    return align_up(bt * sizeof(float)) + align_up(b * sizeof(long long)) + align_up(sizeof(long long)) +
+           align_up(b * sizeof(float));
+  }
+  static LogitWorkspace carve(void* base, std::int64_t batch, std::int64_t seq) {
+    auto* p = static_cast<unsigned char*>(base);
+    const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
+    LogitWorkspace w;
+    w.row_loss = reinterpret_cast<float*>(p);
+    p += align_up(bt * sizeof(float));
+    w.counts = reinterpret_cast<long long*>(p);
+    p += align_up(b * sizeof(long long));
+    w.total = reinterpret_cast<long long*>(p);
+    p += align_up(sizeof(long long));
+    w.coef = reinterpret_cast<float*>(p);
+    return w;
+  }
+};
+
+struct TvdWorkspace {
+  float* row_value;          // (N) 0.5 * sum_v |p - q| of each valid row
+  long long* total;          // (1) n_valid
+  double* scale;             // (1) 1, 1/n_valid or 1/(n_valid V)
+  float* half_scale_g;       // (1) (float)(0.5 * scale * g)
+  static std::size_t bytes(std::int64_t rows) {
+    return align_up(static_cast<std::size_t>(rows) * sizeof(float)) + align_up(sizeof(long long)) +
+           align_up(sizeof(double)) + align_up(sizeof(float));
+  }
+  static TvdWorkspace carve(void* base, std::int64_t rows) {
+    auto* p = static_cast<unsigned char*>(base);
+    TvdWorkspace w;
+    w.row_value = reinterpret_cast<float*>(p);
+    p += align_up(static_cast<std::size_t>(rows) * sizeof(float));
+    w.total = reinterpret_cast<long long*>(p);
+    p += align_up(sizeof(long long));
+    w.scale = reinterpret_cast<double*>(p);
+    p += align_up(sizeof(double));
+    w.half_scale_g = reinterpret_cast<float*>(p);
+    return w;
+  }
+};
+
+}  // namespace divcheck::cuda

@@ -1,0 +1,190 @@
+// The CUDA backend's kernels run by the host emulator (see emulated_backend.hpp). The launch
+// sequences mirror kernels/cuda/logit_launch.cu and tvd_prob_kernels.cu step by step, with the
+// shared helpers for everything that could drift (case_args, make_row_params, make_tvd_params,
+// plan_math, the workspace layouts); host memory stands in for device memory.
+// Compiled with fake_cuda/ first on the include path and fake_cuda/prelude.hpp force-included.
+#include "tests/cuda/emulation/emulated_backend.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "kernels/cuda/case_args.hpp"
+#include "kernels/cuda/logit_rows_kernel.cuh"
+#include "kernels/cuda/plan_math.hpp"
+#include "kernels/cuda/position_device.cuh"
+#include "kernels/cuda/tvd_prob_rows.cuh"
+#include "kernels/cuda/workspace.hpp"
+#include "tests/cuda/emulation/emulator.hpp"
+
+namespace divcheck::gputest {
+
+namespace {
+
+using namespace divcheck::cuda;
+
+// H100/H200 opt-in shared memory per block (227 KB) minus the row kernel's static shared memory.
+constexpr std::size_t kSharedBudget = 232448 - sizeof(RowKernelShared);
+
+// 16-byte aligned scratch standing in for a device allocation.
+class HostBuffer {
+ public:
+  explicit HostBuffer(std::size_t bytes) : words_(bytes / 16 + 1) {}
+  unsigned char* data() { return reinterpret_cast<unsigned char*>(words_.data()); }
+
+ private:
+  std::vector<uint4> words_;
+};
+
+unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
+}
+
+template <class Elem, class Policy>
+void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
+  const auto ctas = static_cast<unsigned>(plan.ctas);
+  std::vector<RowKernelShared> shared(ctas);
+  std::vector<HostBuffer> dyn;
+  for (unsigned r = 0; r < ctas; ++r) dyn.emplace_back(plan.dynamic_smem_bytes);
+  // Two clusters (when there are two rows) so that the grid-stride row loop is exercised.
+  const unsigned clusters = prm.rows >= 2 ? 2u : 1u;
+  emu::launch(
+      {clusters * ctas, static_cast<unsigned>(kThreads), ctas},
+      [&] {
+        cg::cluster_group cl = cg::this_cluster();
+        const unsigned r = cl.block_rank();
+        logit_rows_body<Elem, Policy>(prm, cl, shared[r], dyn[r].data());
+      },
+      [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
+}
+
+template <class Elem>
+void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan) {
+  switch (k) {
+    case LogitKind::kl: return emulate_rows<Elem, KlPolicy>(prm, plan);
+    case LogitKind::jefferys: return emulate_rows<Elem, JefferysPolicy>(prm, plan);
+    case LogitKind::cross_entropy: return emulate_rows<Elem, CrossEntropyPolicy>(prm, plan);
+    case LogitKind::jensen_shannon: return emulate_rows<Elem, JensenShannonPolicy>(prm, plan);
+    case LogitKind::hellinger: return emulate_rows<Elem, HellingerPolicy>(prm, plan);
+    case LogitKind::total_variation: return emulate_rows<Elem, TotalVariationPolicy>(prm, plan);
+  }
+}
+
+void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
+  switch (a.dtype) {
+    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan);
+    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan);
+    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan);
+  }
+}
+
+class EmulatedCudaBackend final : public Backend {
+ public:
+  explicit EmulatedCudaBackend(const CudaOptions& o) : options_(o) {}
+  std::string_view name() const override { return "cuda-emulated"; }
+  bool supports(DivergenceId id) const override { return cuda_supports(id); }
+  Outputs run(const Case& c) const override {
+    if (!cuda_supports(c.id)) throw Unavailable("emulated cuda backend: " + std::string(name_of(c.id)) + " unsupported");
+    return c.id == DivergenceId::tvd_prob ? run_tvd_prob(c) : run_logit(c);
+  }
+
+ private:
+  Outputs run_logit(const Case& c) const;
+  Outputs run_tvd_prob(const Case& c) const;
+  CudaOptions options_;
+};
+
+Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
+  const LogitRoles roles = logit_roles(c);
+  LogitArgs a = logit_args_of(c, options_);
+  Outputs out;
+  out.loss = Tensor(DType::f32, loss_shape(c));
+  const bool want_p = c.wants(roles.p_name), want_q = c.wants(roles.q_name);
+  if (want_p) out.grads.emplace(roles.p_name, Tensor(roles.p->dtype(), roles.p->shape()));
+  if (want_q) out.grads.emplace(roles.q_name, Tensor(roles.q->dtype(), roles.q->shape()));
+  const std::vector<std::uint8_t> valid = roles.mask ? nonzero_flags(*roles.mask) : std::vector<std::uint8_t>{};
+  const std::vector<std::uint8_t> support = roles.support ? nonzero_flags(*roles.support) : std::vector<std::uint8_t>{};
+  HostBuffer work(LogitWorkspace::bytes(a.batch, a.seq));
+
+  a.p_logits = roles.p->data();
+  a.q_logits = roles.q->data();
+  a.valid = roles.mask ? valid.data() : nullptr;
+  a.support = roles.support ? support.data() : nullptr;
+  a.grad_output = (want_p || want_q) ? reinterpret_cast<const float*>(c.grad_output.data()) : nullptr;
+  a.grad_p = want_p ? out.grads.at(roles.p_name).data() : nullptr;
+  a.grad_q = want_q ? out.grads.at(roles.q_name).data() : nullptr;
+  a.loss = reinterpret_cast<float*>(out.loss.data());
+  a.workspace = work.data();
+
+  // The plan: the forced cluster size (1 when automatic: there is no device to ask).
+  LogitPlan plan;
+  plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
+  plan.slice = slice_for(a.vocab, plan.ctas);
+  const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
+  plan.staged = options_.allow_staging && need <= kSharedBudget;
+  plan.dynamic_smem_bytes = plan.staged ? need : 0;
+
+  // The launch sequence of launch_logit_divergence.
+  const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
+  const bool wants = a.grad_output != nullptr;
+  if (wants) {
+    emu::launch({grid_for(a.batch, 1, 65535), static_cast<unsigned>(kCountThreads), 1},
+                [&] { count_valid_kernel(a.valid, a.batch, a.seq, ws.counts); });
+    emu::launch({1, static_cast<unsigned>(kStageThreads), 1}, [&] { total_kernel(ws.counts, a.batch, ws.total); });
+    const double inv_t = 1.0 / a.temperature;
+    emu::launch({grid_for(a.batch, kCountThreads, 0x7fffffff), static_cast<unsigned>(kCountThreads), 1}, [&] {
+      weights_kernel(a.batch, a.reduction, a.grad_output, inv_t, ws.counts, ws.total, ws.coef);
+    });
+  }
+  const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
+  emulate_rows_dispatch(a, prm, plan);
+  emu::launch({1, static_cast<unsigned>(kStageThreads), 1},
+              [&] { reduce_positions_kernel(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss); });
+  return out;
+}
+
+Outputs EmulatedCudaBackend::run_tvd_prob(const Case& c) const {
+  TvdProbArgs a = tvd_args_of(c);
+  const Tensor& p = *c.input("p");
+  Outputs out;
+  out.loss = Tensor(DType::f32, loss_shape(c));
+  const bool want_p = c.wants("p");
+  if (want_p) out.grads.emplace("p", Tensor(p.dtype(), p.shape()));
+  const std::vector<std::uint8_t> valid = tvd_valid_flags(c);
+  HostBuffer work(TvdWorkspace::bytes(a.rows));
+  a.p = p.data();
+  a.q = c.input("q")->data();
+  a.valid = valid.empty() ? nullptr : valid.data();
+  a.grad_output = want_p ? reinterpret_cast<const float*>(c.grad_output.data()) : nullptr;
+  a.grad_p = want_p ? out.grads.at("p").data() : nullptr;
+  a.loss = reinterpret_cast<float*>(out.loss.data());
+  a.workspace = work.data();
+
+  // The launch sequence of launch_tvd_prob.
+  const TvdWorkspace ws = TvdWorkspace::carve(a.workspace, a.rows);
+  emu::launch({1, static_cast<unsigned>(kStageThreads), 1}, [&] {
+    tvd_scale_kernel(a.valid, a.rows, a.vocab, a.reduction, a.grad_output, ws.total, ws.scale, ws.half_scale_g);
+  });
+  const TvdRowParams prm = make_tvd_params(a, ws);
+  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(a.rows, 3));  // exercises the row stride
+  emu::launch({grid, static_cast<unsigned>(kThreads), 1}, [&] {
+    switch (a.dtype) {
+      case FloatKind::f32: return tvd_prob_rows_kernel<float>(prm);
+      case FloatKind::bf16: return tvd_prob_rows_kernel<__nv_bfloat16>(prm);
+      case FloatKind::f16: return tvd_prob_rows_kernel<__half>(prm);
+    }
+  });
+  if (a.reduction != TvdReduction::none)
+    emu::launch({1, static_cast<unsigned>(kStageThreads), 1},
+                [&] { tvd_total_kernel(a.valid, a.rows, ws.row_value, ws.scale, a.loss); });
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_emulated_cuda_backend(const cuda::CudaOptions& options) {
+  return std::make_unique<EmulatedCudaBackend>(options);
+}
+
+}  // namespace divcheck::gputest
