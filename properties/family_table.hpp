@@ -18,6 +18,13 @@ struct FamilyDef {
   std::function<rc::Gen<Case>()> make;  // generator of this family for the row it was built for
 };
 
+// A family whose generator calls `fn(row)` inside rc::gen::exec (the row outlives the table).
+template <class Row>
+FamilyDef family_def(std::string_view name, std::string_view what, Case (*fn)(const Row&), const Row& row) {
+  const Row* rp = &row;
+  return {{name, what}, [fn, rp] { return rc::gen::exec([fn, rp] { return fn(*rp); }); }};
+}
+
 std::vector<FamilyDef> logit_families(const DivergenceInfo& d);  // the nine logit-level rows
 std::vector<FamilyDef> fused_families(const DivergenceInfo& d);  // fused_linear_masked_kl_divergence
 std::vector<FamilyDef> dcor_families(const DivergenceInfo& d);   // masked_unbiased_dcor

@@ -242,26 +242,22 @@ Case upstream_grads(const DivergenceInfo& d) {
   return finish(d, std::move(f), "upstream_grads");
 }
 
-FamilyDef def(std::string_view name, std::string_view what, Case (*fn)(const DivergenceInfo&), const DivergenceInfo& d) {
-  const DivergenceInfo* dp = &d;
-  return {{name, what}, [fn, dp] { return rc::gen::exec([fn, dp] { return fn(*dp); }); }};
-}
 
 }  // namespace
 
 std::vector<FamilyDef> dcor_families(const DivergenceInfo& d) {
   return {
-      def("random_samples", "random samples, 1..64 valid, D1/D2 in 1..16", random_samples, d),
-      def("duplicate_rows", "some valid samples duplicated in X and/or Y", duplicate_rows, d),
-      def("constant_samples", "every sample identical in X, in Y or in both", constant_samples, d),
-      def("n_below_4", "fewer than 4 valid samples (result 0)", n_below_4, d),
-      def("n_equals_4", "exactly 4 valid samples (N(N-3) = 4)", n_equals_4, d),
-      def("y_equals_x", "samples_2 == samples_1 bitwise", y_equals_x, d),
-      def("rotated_scaled", "Y = c X R, R orthogonal (exact signed permutation or rounded rotation)", rotated_scaled, d),
-      def("masked_garbage", "NaN, +-inf, 1e30 at masked positions", masked_garbage, d),
-      def("narrow_dtypes", "bf16 and f16 samples", narrow_dtypes, d),
-      def("nan_samples", "NaN or +-inf in a valid sample (NaN result)", nan_samples, d),
-      def("upstream_grads", "upstream gradient 0, negative, large, small", upstream_grads, d),
+      family_def("random_samples", "random samples, 1..64 valid, D1/D2 in 1..16", random_samples, d),
+      family_def("duplicate_rows", "some valid samples duplicated in X and/or Y", duplicate_rows, d),
+      family_def("constant_samples", "every sample identical in X, in Y or in both", constant_samples, d),
+      family_def("n_below_4", "fewer than 4 valid samples (result 0)", n_below_4, d),
+      family_def("n_equals_4", "exactly 4 valid samples (N(N-3) = 4)", n_equals_4, d),
+      family_def("y_equals_x", "samples_2 == samples_1 bitwise", y_equals_x, d),
+      family_def("rotated_scaled", "Y = c X R, R orthogonal (exact signed permutation or rounded rotation)", rotated_scaled, d),
+      family_def("masked_garbage", "NaN, +-inf, 1e30 at masked positions", masked_garbage, d),
+      family_def("narrow_dtypes", "bf16 and f16 samples", narrow_dtypes, d),
+      family_def("nan_samples", "NaN or +-inf in a valid sample (NaN result)", nan_samples, d),
+      family_def("upstream_grads", "upstream gradient 0, negative, large, small", upstream_grads, d),
   };
 }
 

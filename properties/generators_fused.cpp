@@ -185,24 +185,20 @@ Case upstream_grads(const DivergenceInfo& d) {
   return finish(d, std::move(f), "upstream_grads");
 }
 
-FamilyDef def(std::string_view name, std::string_view what, Case (*fn)(const DivergenceInfo&), const DivergenceInfo& d) {
-  const DivergenceInfo* dp = &d;
-  return {{name, what}, [fn, dp] { return rc::gen::exec([fn, dp] { return fn(*dp); }); }};
-}
 
 }  // namespace
 
 std::vector<FamilyDef> fused_families(const DivergenceInfo& d) {
   return {
-      def("random_hidden", "random hidden states and weights; jsd_beta 0/1, both reductions, odd V", random_hidden, d),
-      def("chunk_remainders", "chunk sizes 1, 2, 3, 5, 7, 1024 with token counts not a multiple", chunk_remainders, d),
-      def("identical_hidden", "teacher hidden == student hidden (KL exactly 0)", identical_hidden, d),
-      def("temperature_extremes", "T = 1e-3 .. 1e3 with weights scaled to keep logits/T modest", temperature_extremes, d),
-      def("fully_masked", "a fully masked sequence, an all-masked batch, a single valid token", fully_masked, d),
-      def("masked_garbage", "NaN, +-inf, 1e30 in hidden states at masked positions", masked_garbage, d),
-      def("narrow_dtypes", "bf16 and f16 hidden states and weights", narrow_dtypes, d),
-      def("nan_rows", "NaN in a student or teacher hidden state at a valid position", nan_rows, d),
-      def("upstream_grads", "upstream gradient 0, negative, large, small", upstream_grads, d),
+      family_def("random_hidden", "random hidden states and weights; jsd_beta 0/1, both reductions, odd V", random_hidden, d),
+      family_def("chunk_remainders", "chunk sizes 1, 2, 3, 5, 7, 1024 with token counts not a multiple", chunk_remainders, d),
+      family_def("identical_hidden", "teacher hidden == student hidden (KL exactly 0)", identical_hidden, d),
+      family_def("temperature_extremes", "T = 1e-3 .. 1e3 with weights scaled to keep logits/T modest", temperature_extremes, d),
+      family_def("fully_masked", "a fully masked sequence, an all-masked batch, a single valid token", fully_masked, d),
+      family_def("masked_garbage", "NaN, +-inf, 1e30 in hidden states at masked positions", masked_garbage, d),
+      family_def("narrow_dtypes", "bf16 and f16 hidden states and weights", narrow_dtypes, d),
+      family_def("nan_rows", "NaN in a student or teacher hidden state at a valid position", nan_rows, d),
+      family_def("upstream_grads", "upstream gradient 0, negative, large, small", upstream_grads, d),
   };
 }
 

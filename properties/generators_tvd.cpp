@@ -237,26 +237,22 @@ Case upstream_grads(const DivergenceInfo& d) {
   return finish(d, std::move(f), "upstream_grads");
 }
 
-FamilyDef def(std::string_view name, std::string_view what, Case (*fn)(const DivergenceInfo&), const DivergenceInfo& d) {
-  const DivergenceInfo* dp = &d;
-  return {{name, what}, [fn, dp] { return rc::gen::exec([fn, dp] { return fn(*dp); }); }};
-}
 
 }  // namespace
 
 std::vector<FamilyDef> tvd_families(const DivergenceInfo& d) {
   return {
-      def("random_probs", "random probability rows (softmax of random logits)", random_probs, d),
-      def("exact_ties", "q == p bitwise in some or all rows (the bug report: gradient 0 at ties)", exact_ties, d),
-      def("partial_ties", "some elements equal in p and q, the others not", partial_ties, d),
-      def("near_ties", "q one ulp above or below p at many elements", near_ties, d),
-      def("padded_zeros", "zero columns in both (trailing or scattered) or in one side", padded_zeros, d),
-      def("ignored_labels", "labels with ignore_index rows, including all rows ignored", ignored_labels, d),
-      def("reductions", "every reduction, unusual upstream gradients", reductions, d),
-      def("narrow_dtypes", "bf16 and f16 probabilities", narrow_dtypes, d),
-      def("masked_garbage", "NaN, +-inf, 1e30 in ignored rows", masked_garbage, d),
-      def("nan_elements", "NaN, inf - inf or inf at an element of a valid row", nan_elements, d),
-      def("upstream_grads", "upstream gradient 0, negative, large, small; (N, V) for none", upstream_grads, d),
+      family_def("random_probs", "random probability rows (softmax of random logits)", random_probs, d),
+      family_def("exact_ties", "q == p bitwise in some or all rows (the bug report: gradient 0 at ties)", exact_ties, d),
+      family_def("partial_ties", "some elements equal in p and q, the others not", partial_ties, d),
+      family_def("near_ties", "q one ulp above or below p at many elements", near_ties, d),
+      family_def("padded_zeros", "zero columns in both (trailing or scattered) or in one side", padded_zeros, d),
+      family_def("ignored_labels", "labels with ignore_index rows, including all rows ignored", ignored_labels, d),
+      family_def("reductions", "every reduction, unusual upstream gradients", reductions, d),
+      family_def("narrow_dtypes", "bf16 and f16 probabilities", narrow_dtypes, d),
+      family_def("masked_garbage", "NaN, +-inf, 1e30 in ignored rows", masked_garbage, d),
+      family_def("nan_elements", "NaN, inf - inf or inf at an element of a valid row", nan_elements, d),
+      family_def("upstream_grads", "upstream gradient 0, negative, large, small; (N, V) for none", upstream_grads, d),
   };
 }
 
