@@ -55,13 +55,16 @@ std::string failure_text(const DivergenceRecord& d, const FamilyDtypeStats& s) {
   return os.str();
 }
 
+// Skipped test cases a divergence adds besides its family x dtype cases.
+std::int64_t extra_skips(const DivergenceRecord& d) { return (d.budget_exhausted ? 1 : 0) + (d.not_run.empty() ? 0 : 1); }
+
 }  // namespace
 
 std::string to_junit_xml(const RunReport& r) {
   std::int64_t tests = 0, failures = 0, skipped = 0;
   for (const auto& d : r.divergences) {
-    tests += static_cast<std::int64_t>(d.by_family_dtype.size()) + (d.budget_exhausted ? 1 : 0);
-    skipped += d.budget_exhausted ? 1 : 0;
+    tests += static_cast<std::int64_t>(d.by_family_dtype.size()) + extra_skips(d);
+    skipped += extra_skips(d);
     for (const auto& s : d.by_family_dtype) failures += s.failed > 0 ? 1 : 0;
   }
   std::ostringstream os;
@@ -73,8 +76,8 @@ std::string to_junit_xml(const RunReport& r) {
     for (const auto& s : d.by_family_dtype) suite_failures += s.failed > 0 ? 1 : 0;
     const std::string suite = xml_escape(d.name);
     os << "  <testsuite name=\"" << suite << "\" tests=\""
-       << d.by_family_dtype.size() + (d.budget_exhausted ? 1 : 0) << "\" failures=\"" << suite_failures
-       << "\" skipped=\"" << (d.budget_exhausted ? 1 : 0) << "\" errors=\"0\" time=\"" << seconds_attr(d.seconds)
+       << d.by_family_dtype.size() + extra_skips(d) << "\" failures=\"" << suite_failures
+       << "\" skipped=\"" << extra_skips(d) << "\" errors=\"0\" time=\"" << seconds_attr(d.seconds)
        << "\" timestamp=\"" << xml_escape(r.started_at) << "\" hostname=\"" << xml_escape(r.environment.hostname)
        << "\">\n";
     os << "    <properties>\n";
@@ -101,6 +104,11 @@ std::string to_junit_xml(const RunReport& r) {
                                   " cases failed; worst error " + format_ratio(s.worst_ratio) + " of bound";
       os << "      <failure type=\"divergence mismatch\" message=\"" << xml_escape(message) << "\">"
          << xml_escape(failure_text(d, s)) << "</failure>\n";
+      os << "    </testcase>\n";
+    }
+    if (!d.not_run.empty()) {
+      os << "    <testcase classname=\"" << suite << "\" name=\"not_run\" time=\"0.000\">\n";
+      os << "      <skipped message=\"" << xml_escape("not run: " + d.not_run) << "\"/>\n";
       os << "    </testcase>\n";
     }
     if (d.budget_exhausted) {

@@ -72,6 +72,7 @@ json to_json(const DivergenceRecord& d) {
               {"worst_ratio", json_number(d.worst_ratio)},
               {"seconds", d.seconds},
               {"budget_exhausted", d.budget_exhausted},
+              {"not_run", d.not_run.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.not_run)},
               {"families", d.families},
               {"by_family_dtype", by},
               {"failures", failures},

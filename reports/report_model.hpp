@@ -80,6 +80,7 @@ struct DivergenceRecord {
   double worst_ratio = 0.0;
   double seconds = 0.0;       // sum of per-case times (wall time of its cases, all workers)
   bool budget_exhausted = false;  // cases < planned because the time budget ran out
+  std::string not_run;            // non-empty: the row was not run, and why (e.g. unsupported by the backend)
   std::vector<std::string> families;  // families of the cases that ran, in first-seen order
   std::vector<FamilyDtypeStats> by_family_dtype;
   std::vector<FailureRecord> failures;  // in case-index order

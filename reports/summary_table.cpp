@@ -22,7 +22,9 @@ std::vector<std::vector<std::string>> summary_rows(const RunReport& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& d : r.divergences) {
     std::string note;
-    if (d.budget_exhausted)
+    if (!d.not_run.empty())
+      note = "not run: " + d.not_run;
+    else if (d.budget_exhausted)
       note = "budget exhausted: ran " + std::to_string(d.cases) + " of " + std::to_string(d.planned);
     else if (d.planned == 0)
       note = "no case selected";

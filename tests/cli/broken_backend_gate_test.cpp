@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -163,6 +165,50 @@ TEST(BrokenBackendGate, ThrowingBackendIsAReportedFailure) {
     EXPECT_EQ(f["summary"], "ERROR backend throwing threw: device lost");
     EXPECT_TRUE(f["case_file"].is_string());
   }
+}
+
+}  // namespace
+}  // namespace divcheck::testing
+
+namespace divcheck::testing {
+namespace {
+
+// A backend that implements only tvd_prob (as the CUDA backend lacks fused-linear and dcor).
+class OnlyTvdProbBackend : public Backend {
+ public:
+  std::string_view name() const override { return "only_tvd_prob"; }
+  bool supports(DivergenceId id) const override { return id == DivergenceId::tvd_prob; }
+  Outputs run(const Case& c) const override { return cpu_->run(c); }
+
+ private:
+  std::unique_ptr<Backend> cpu_ = make_cpu_backend();
+};
+
+TEST(BrokenBackendGate, UnsupportedRowsAreReportedNotRunNeverPassed) {
+  ScratchDir dir;
+  const std::string out = dir / "out";
+  OnlyTvdProbBackend backend;
+  const InProcess r = run_with_backend(
+      backend, {"check", "--divergence", "tvd_prob,masked_unbiased_dcor", "--cases", "4", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("not run: unsupported by backend only_tvd_prob"), std::string::npos) << r.out;
+  const json rep = read_json(out + "/report.json");
+  bool saw_dcor = false;
+  for (const auto& d : rep["divergences"]) {
+    if (d["name"] == "masked_unbiased_dcor") {
+      saw_dcor = true;
+      EXPECT_EQ(d["cases"], 0);
+      EXPECT_EQ(d["passed"], 0);
+      EXPECT_EQ(d["not_run"], "unsupported by backend only_tvd_prob");
+    } else {
+      EXPECT_EQ(d["cases"], 4);
+      EXPECT_TRUE(d["not_run"].is_null());
+    }
+  }
+  EXPECT_TRUE(saw_dcor);
+  std::ifstream junit(out + "/junit.xml");
+  const std::string xml((std::istreambuf_iterator<char>(junit)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("<skipped message=\"not run: unsupported by backend only_tvd_prob\"/>"), std::string::npos);
 }
 
 }  // namespace
