@@ -29,7 +29,8 @@ void register_all(bool smoke) {
   if (smoke) {
     shapes = {{64, 1000}};
   } else {
-    for (const auto& s : divcheck::info(DivergenceId::masked_kl_divergence).bench_shapes) shapes.emplace_back(s.rows, s.vocab);
+    for (const auto& s : divcheck::info(DivergenceId::masked_kl_divergence).bench_shapes)
+      shapes.emplace_back(s.rows, s.vocab);
   }
   for (const auto& [rows, vocab] : shapes)
     for (auto dtype : {divcheck::cuda::FloatKind::bf16, divcheck::cuda::FloatKind::f32})
@@ -37,8 +38,8 @@ void register_all(bool smoke) {
         if (!divcheck::cuda::cuda_supports(d.id)) continue;
         for (bool backward : {false, true}) {
           const BenchSpec spec{d.id, rows, vocab, dtype, backward, smoke};
-          auto* b = benchmark::RegisterBenchmark(divcheck::bench::bench_name(spec).c_str(),
-                                                 [spec](benchmark::State& st) { divcheck::bench::run_benchmark(st, spec); });
+          auto run = [spec](benchmark::State& st) { divcheck::bench::run_benchmark(st, spec); };
+          auto* b = benchmark::RegisterBenchmark(divcheck::bench::bench_name(spec).c_str(), run);
           b->UseManualTime()->Unit(benchmark::kMillisecond);
           if (smoke) b->Iterations(2);
         }

@@ -199,7 +199,9 @@ void body(benchmark::State& state, const BenchSpec& s) {
                  "cudaMemcpyAsync(yardstick copy)");
     }));
   }
-  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); };
+  auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
   const double gbps = static_cast<double>(bytes) / (mean(kernel_ms) * 1e-3) / 1e9;
   const double copy_gbps = static_cast<double>(2 * copy_bytes) / (mean(copy_ms) * 1e-3) / 1e9;
   state.counters["bytes"] = static_cast<double>(bytes);

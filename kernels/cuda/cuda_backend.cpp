@@ -22,7 +22,8 @@ namespace {
 DeviceBuffer upload_bytes(const void* host, std::size_t bytes, const std::string& what, const Stream& s) {
   DeviceBuffer d(bytes, what);
   if (bytes != 0)
-    cuda_check(cudaMemcpyAsync(d.get(), host, bytes, cudaMemcpyHostToDevice, s.get()), "cudaMemcpyAsync(" + what + " to device)");
+    cuda_check(cudaMemcpyAsync(d.get(), host, bytes, cudaMemcpyHostToDevice, s.get()),
+               "cudaMemcpyAsync(" + what + " to device)");
   return d;
 }
 
@@ -164,8 +165,8 @@ std::unique_ptr<Backend> make_cuda_backend_with(const CudaOptions& options) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess)
-    throw Unavailable(std::string("cuda backend: no CUDA device visible (cudaGetDeviceCount: ") + cudaGetErrorName(err) +
-                      ": " + cudaGetErrorString(err) + ")");
+    throw Unavailable(std::string("cuda backend: no CUDA device visible (cudaGetDeviceCount: ") +
+                      cudaGetErrorName(err) + ": " + cudaGetErrorString(err) + ")");
   if (count < 1) throw Unavailable("cuda backend: no CUDA device visible (cudaGetDeviceCount: 0 devices)");
   return std::make_unique<CudaBackend>(options);
 }

@@ -166,7 +166,8 @@ __device__ void write_gradients(const RowKernelParams& prm, const Elem* ysrc, co
     return;
   }
   auto grad_at = [&](float zy, float zx, int64_t j, float& a, float& b) {
-    const Column c = make_column(zy, zx, ssrc ? ssrc[j] != 0 : true, py, qx, temperature_of<kUnitT>(prm), prm.prob_path);
+    const bool s = ssrc ? ssrc[j] != 0 : true;
+    const Column c = make_column(zy, zx, s, py, qx, temperature_of<kUnitT>(prm), prm.prob_path);
     Policy::grads(c, st, prm.opt, res.factor, a, b);
   };
   constexpr int kV = kVec<Elem>;

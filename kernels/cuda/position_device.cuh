@@ -50,8 +50,8 @@ __device__ void sequential_visit(std::int64_t n, const std::uint8_t* valid, cons
   }
 }
 
-static __global__ void __launch_bounds__(kCountThreads) count_valid_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
-                                   long long* counts) {
+static __global__ void __launch_bounds__(kCountThreads)
+    count_valid_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq, long long* counts) {
   for (std::int64_t b = blockIdx.x; b < batch; b += gridDim.x) {
     long long n = 0;
     if (valid == nullptr) {
@@ -64,29 +64,38 @@ static __global__ void __launch_bounds__(kCountThreads) count_valid_kernel(const
   }
 }
 
-static __global__ void __launch_bounds__(kStageThreads) total_kernel(const long long* counts, std::int64_t batch, long long* total) {
+static __global__ void __launch_bounds__(kStageThreads)
+    total_kernel(const long long* counts, std::int64_t batch, long long* total) {
   long long n = 0;
   for (std::int64_t b = threadIdx.x; b < batch; b += blockDim.x) n += counts[b];
   n = block_sum(n);
   if (threadIdx.x == 0) *total = n;
 }
 
-static __global__ void __launch_bounds__(kCountThreads) weights_kernel(std::int64_t batch, PositionReduction reduction, const float* g, double inv_temperature,
-                               const long long* counts, const long long* total, float* coef) {
+static __global__ void __launch_bounds__(kCountThreads)
+    weights_kernel(std::int64_t batch, PositionReduction reduction, const float* g, double inv_temperature,
+                   const long long* counts, const long long* total, float* coef) {
   const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= batch) return;
   const double n_b = static_cast<double>(counts[b]);
   double w = 0.0;
   switch (reduction) {
-    case PositionReduction::sequence_mean: w = 1.0 / (static_cast<double>(batch) * n_b) * static_cast<double>(g[0]); break;
-    case PositionReduction::sequence_none: w = 1.0 / n_b * static_cast<double>(g[b]); break;
-    case PositionReduction::token_mean: w = 1.0 / static_cast<double>(*total) * static_cast<double>(g[0]); break;
+    case PositionReduction::sequence_mean:
+      w = 1.0 / (static_cast<double>(batch) * n_b) * static_cast<double>(g[0]);
+      break;
+    case PositionReduction::sequence_none:
+      w = 1.0 / n_b * static_cast<double>(g[b]);
+      break;
+    case PositionReduction::token_mean:
+      w = 1.0 / static_cast<double>(*total) * static_cast<double>(g[0]);
+      break;
   }
   coef[b] = static_cast<float>(w * inv_temperature);  // used only at valid positions (n_b >= 1)
 }
 
-static __global__ void __launch_bounds__(kStageThreads) reduce_positions_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
-                                        PositionReduction reduction, const float* row_loss, float* loss) {
+static __global__ void __launch_bounds__(kStageThreads)
+    reduce_positions_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
+                            PositionReduction reduction, const float* row_loss, float* loss) {
   // Thread 0's running state: the sum of the current sequence (or of everything for
   // token_mean), its valid count, the position inside the sequence, the sum of the s_b.
   float sum = 0.0f, grand = 0.0f;
@@ -102,8 +111,10 @@ static __global__ void __launch_bounds__(kStageThreads) reduce_positions_kernel(
     if (token) return;
     if (++t == seq) {  // end of sequence b: s_b = sum / n_b, or 0 when nothing is valid
       const float s_b = count == 0 ? 0.0f : sum / static_cast<float>(count);
-      if (reduction == PositionReduction::sequence_none) loss[b] = s_b;
-      else grand = grand + s_b;
+      if (reduction == PositionReduction::sequence_none)
+        loss[b] = s_b;
+      else
+        grand = grand + s_b;
       sum = 0.0f;
       count = 0;
       t = 0;
@@ -111,31 +122,35 @@ static __global__ void __launch_bounds__(kStageThreads) reduce_positions_kernel(
     }
   });
   if (threadIdx.x != 0) return;
-  if (token) loss[0] = all == 0 ? 0.0f : sum / static_cast<float>(all);
-  else if (reduction == PositionReduction::sequence_mean) loss[0] = grand / static_cast<float>(batch);
+  if (token)
+    loss[0] = all == 0 ? 0.0f : sum / static_cast<float>(all);
+  else if (reduction == PositionReduction::sequence_mean)
+    loss[0] = grand / static_cast<float>(batch);
 }
 
-static __global__ void __launch_bounds__(kStageThreads) tvd_scale_kernel(const std::uint8_t* valid, std::int64_t rows, std::int64_t vocab,
-                                 TvdReduction reduction, const float* g, long long* total, double* scale,
-                                 float* half_scale_g) {
+static __global__ void __launch_bounds__(kStageThreads)
+    tvd_scale_kernel(const std::uint8_t* valid, std::int64_t rows, std::int64_t vocab, TvdReduction reduction,
+                     const float* g, long long* total, double* scale, float* half_scale_g) {
   long long n = 0;
-  if (valid == nullptr) n = threadIdx.x == 0 ? rows : 0;
+  if (valid == nullptr)
+    n = threadIdx.x == 0 ? rows : 0;
   else
     for (std::int64_t i = threadIdx.x; i < rows; i += blockDim.x) n += valid[i] != 0 ? 1 : 0;
   n = block_sum(n);
   if (threadIdx.x != 0) return;
   double s = 1.0;  // sum and none
   if (reduction == TvdReduction::batchmean) s = n != 0 ? 1.0 / static_cast<double>(n) : 0.0;
-  if (reduction == TvdReduction::mean)
-    s = n != 0 ? 1.0 / (static_cast<double>(n) * static_cast<double>(vocab)) : 0.0;
+  if (reduction == TvdReduction::mean) s = n != 0 ? 1.0 / (static_cast<double>(n) * static_cast<double>(vocab)) : 0.0;
   *total = n;
   *scale = s;
-  *half_scale_g = (g != nullptr && reduction != TvdReduction::none) ? static_cast<float>(0.5 * s * static_cast<double>(g[0]))
-                                                                      : 0.0f;
+  *half_scale_g = (g != nullptr && reduction != TvdReduction::none)
+                      ? static_cast<float>(0.5 * s * static_cast<double>(g[0]))
+                      : 0.0f;
 }
 
-static __global__ void __launch_bounds__(kStageThreads) tvd_total_kernel(const std::uint8_t* valid, std::int64_t rows, const float* row_value,
-                                 const double* scale, float* loss) {
+static __global__ void __launch_bounds__(kStageThreads)
+    tvd_total_kernel(const std::uint8_t* valid, std::int64_t rows, const float* row_value, const double* scale,
+                     float* loss) {
   float total = 0.0f;
   long long n = 0;
   sequential_visit(rows, valid, row_value, [&](std::int64_t, bool ok, float v) {

@@ -59,7 +59,9 @@ struct KlPolicy {
   __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
     acc[0] = acc[0] + math::kl_term(c.p, c.lp, c.lq);
   }
-  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) { return finite_or_nan(st[0], coef); }
+  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
+    return finite_or_nan(st[0], coef);
+  }
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::KlStats ks{st[0]};
     gp = f * math::kl_grad_p(c.p, c.lp, c.lq, ks);
@@ -76,7 +78,9 @@ struct JefferysPolicy {
     acc[3] = acc[3] + (c.s ? c.p : 0.0f);
     acc[4] = acc[4] + (c.s ? c.q : 0.0f);
   }
-  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) { return finite_or_nan(st[0], coef); }
+  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
+    return finite_or_nan(st[0], coef);
+  }
   __device__ static void grads(const Column& c, const float* st, const RowOptions& o, float f, float& gp, float& gq) {
     const math::JefferysStats js{st[1], st[2], st[3], st[4]};
     if (o.has_support) {

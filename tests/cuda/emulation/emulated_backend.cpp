@@ -85,7 +85,8 @@ class EmulatedCudaBackend final : public Backend {
   std::string_view name() const override { return "cuda-emulated"; }
   bool supports(DivergenceId id) const override { return cuda_supports(id); }
   Outputs run(const Case& c) const override {
-    if (!cuda_supports(c.id)) throw Unavailable("emulated cuda backend: " + std::string(name_of(c.id)) + " unsupported");
+    if (!cuda_supports(c.id))
+      throw Unavailable("emulated cuda backend: " + std::string(name_of(c.id)) + " unsupported");
     return c.id == DivergenceId::tvd_prob ? run_tvd_prob(c) : run_logit(c);
   }
 

@@ -23,7 +23,8 @@ TEST(PlanMath, SlicesAreWholeLaneBlocksCoveringTheRow) {
       const std::int64_t w = slice_for(v, c);
       EXPECT_EQ(w % kRowThreads, 0) << v << " " << c;
       EXPECT_GE(w * c, v) << v << " " << c;
-      EXPECT_LT(w * c - v, static_cast<std::int64_t>(c) * kRowThreads) << v << " " << c;  // no more than one lane block per CTA to spare
+      // no more than one lane block per CTA to spare
+      EXPECT_LT(w * c - v, static_cast<std::int64_t>(c) * kRowThreads) << v << " " << c;
     }
   EXPECT_EQ(staged_bytes(1024, 2, false), 4096u);
   EXPECT_EQ(staged_bytes(1024, 4, true), 2u * 4096u + 1024u);
