@@ -44,7 +44,7 @@ SideStats side_stats(const float* z, std::int64_t n, float temperature) {
   }
   st.m = m;
   math::FixedSum sum;  // order-independent: permuted rows get bitwise the same S
-  for (std::int64_t v = 0; v < n; ++v) sum.add(math::f_exp(math::shifted_logit(z[v], m, temperature)));
+  for (std::int64_t v = 0; v < n; ++v) sum.add(math::softmax_term(z[v], m, temperature));
   st.s = sum.value();
   st.log_s = math::f_log(st.s);
   return st;
@@ -53,15 +53,9 @@ SideStats side_stats(const float* z, std::int64_t n, float temperature) {
 void side_columns(const float* z, std::int64_t n, float temperature, const SideStats& st, bool prob_path, float* p,
                   float* lp) {
   for (std::int64_t v = 0; v < n; ++v) {
-    float t = math::shifted_logit(z[v], st.m, temperature);
-    if (prob_path) {
-      math::ProbAndLog pl = math::prob_path_from_shifted(t, st.s, st.log_s);
-      p[v] = pl.p;
-      lp[v] = pl.lp;
-    } else {
-      lp[v] = math::log_softmax_from_shifted(t, st.log_s);
-      p[v] = math::f_exp(lp[v]);
-    }
+    const math::ProbAndLog pl = math::softmax_column(z[v], st.m, st.s, st.log_s, temperature, prob_path);
+    p[v] = pl.p;
+    lp[v] = pl.lp;
   }
 }
 

@@ -45,14 +45,15 @@ struct LogitArgs {
   bool allow_staging = true;                    // false: never keep rows in shared memory
 };
 
-// How a launch runs a row: `ctas` CTAs of 1024 threads (one thread block cluster) per row;
+// How a launch runs a row: `ctas` CTAs of 512 threads (one thread block cluster) per row;
 // `staged`: the row slices are kept in shared memory (one HBM read), else every pass reads
 // global memory (slower fallback for rows too long for the cluster's shared memory).
 struct LogitPlan {
   int ctas = 1;
   bool staged = false;
-  std::int64_t slice = 0;             // columns per CTA (a multiple of 1024)
+  std::int64_t slice = 0;             // columns per CTA (a multiple of the 8-column chunk)
   std::size_t dynamic_smem_bytes = 0;
+  int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
 };
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };

@@ -78,4 +78,59 @@ __device__ __forceinline__ void chunk_set(uint4& c, int k, float v) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
+// The kernels' unit of work: a chunk of kChunk = 8 consecutive columns of a row, 16 bytes of a
+// 16-bit dtype or 32 bytes of float, held as raw element bits (RawChunk::w). A whole chunk of an
+// aligned row moves with 16-byte loads and stores; a partial or unaligned one element by element
+// (its missing columns are zero bits, which every pass ignores by the chunk's count).
+inline constexpr int kChunk = 8;
+
+template <class Elem>
+struct RawChunk {
+  static constexpr int kWords = kChunk * static_cast<int>(sizeof(Elem)) / 16;  // uint4 words: 1 or 2
+  uint4 w[kWords];
+};
+
+// Element k of a chunk as a float (exact widening).
+template <class Elem>
+__device__ __forceinline__ float raw_get(const RawChunk<Elem>& r, int k) {
+  return chunk_get<Elem>(r.w[k / kVec<Elem>], k % kVec<Elem>);
+}
+// Rounds v once to Elem and puts it at column k.
+template <class Elem>
+__device__ __forceinline__ void raw_set(RawChunk<Elem>& r, int k, float v) {
+  chunk_set<Elem>(r.w[k / kVec<Elem>], k % kVec<Elem>, v);
+}
+
+// Loads the chunk at src with `cnt` (1..8) valid columns. kGlobal: read-only global memory
+// (the non-coherent path); else shared memory. vec: whole and 16-byte aligned.
+template <class Elem, bool kGlobal>
+__device__ __forceinline__ void load_raw(const Elem* src, int cnt, bool vec, RawChunk<Elem>& r) {
+  if (vec) {
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+#pragma unroll
+    for (int i = 0; i < RawChunk<Elem>::kWords; ++i) r.w[i] = kGlobal ? __ldg(s + i) : s[i];
+    return;
+  }
+  // Compile-time indices only (unrolled), so the chunk stays in registers.
+#pragma unroll
+  for (int i = 0; i < RawChunk<Elem>::kWords; ++i) r.w[i] = uint4{0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int k = 0; k < kChunk; ++k)
+    if (k < cnt) raw_set<Elem>(r, k, load_float(src + k));  // exact: the value is an Elem
+}
+
+// Stores the first `cnt` columns of the chunk at dst (streaming 16-byte stores when vec).
+template <class Elem>
+__device__ __forceinline__ void store_raw(Elem* dst, int cnt, bool vec, const RawChunk<Elem>& r) {
+  if (vec) {
+    uint4* d = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+    for (int i = 0; i < RawChunk<Elem>::kWords; ++i) __stcs(d + i, r.w[i]);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < kChunk; ++k)
+    if (k < cnt) store_float(dst + k, raw_get<Elem>(r, k));
+}
+
 }  // namespace divcheck::cuda

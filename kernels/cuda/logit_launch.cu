@@ -4,11 +4,12 @@
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel -> reduce_positions.
 //
 // Plan (automatic): the smallest C in {1, 2, 4, 8, 16} whose slices (both rows, plus the
-// support bytes) fit the device's opt-in shared memory per block and whose cluster the device
-// can schedule (cudaOccupancyMaxActiveClusters >= 1); C = 16 needs the non-portable cluster
-// attribute. If no C can stage, the unstaged fallback with the largest schedulable C <= 8.
-// The plan depends on (V, dtype, support, device), so results are bitwise reproducible on a
-// given device; with C = 1 the summation order is exactly the CPU backend's.
+// support bytes) fit half of an SM's shared memory, so that two CTAs share an SM and one's
+// loads overlap the other's arithmetic, and whose cluster the device can schedule
+// (cudaOccupancyMaxActiveClusters >= 1); else the smallest C whose slices fit the opt-in shared
+// memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
+// unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
+// support, device), so results are bitwise reproducible on a given device.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -28,7 +29,7 @@ namespace divcheck::cuda {
 namespace {
 
 template <class Elem, class Policy>
-__global__ void __launch_bounds__(kThreads, 1) logit_rows_kernel(const RowKernelParams prm) {
+__global__ void __launch_bounds__(kThreads, 2) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
@@ -68,6 +69,8 @@ void validate(const LogitArgs& a, bool pointers) {
   require(a.batch >= 1, "batch", std::to_string(a.batch), "must be >= 1");
   require(a.seq >= 1, "seq", std::to_string(a.seq), "must be >= 1");
   require(a.vocab >= 1, "vocab", std::to_string(a.vocab), "must be >= 1");
+  require(a.vocab <= INT_MAX, "vocab", std::to_string(a.vocab),
+          "must be < 2^31 (the row kernel's slice-local indices and per-thread sums are 32-bit sized)");
   require(a.batch <= LLONG_MAX / a.seq && a.batch * a.seq <= LLONG_MAX / a.vocab, "batch*seq*vocab",
           std::to_string(a.batch) + "*" + std::to_string(a.seq) + "*" + std::to_string(a.vocab), "overflows int64");
   if (pointers) {
@@ -97,8 +100,9 @@ int device_attribute(cudaDeviceAttr attr, const char* name) {
   return v;
 }
 
-// Can the device run at least one cluster of `ctas` CTAs with `smem` dynamic shared memory?
-bool cluster_fits(RowKernel fn, int ctas, std::size_t smem) {
+// How many clusters of `ctas` CTAs with `smem` dynamic shared memory the device holds at once
+// (cudaOccupancyMaxActiveClusters); 0 when it cannot run even one.
+int resident_clusters(RowKernel fn, int ctas, std::size_t smem) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(ctas));
   cfg.blockDim = dim3(kThreads);
@@ -114,27 +118,36 @@ bool cluster_fits(RowKernel fn, int ctas, std::size_t smem) {
   const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();  // a refused configuration is an answer, not a sticky error
-    return false;
+    return 0;
   }
-  return clusters >= 1;
+  return clusters;
 }
 
-// The dynamic shared memory a kernel may use (opt-in maximum minus its static shared memory);
-// sets the kernel's attributes to it (the same value every time: safe from several threads).
-std::size_t configure(RowKernel fn) {
+struct SmemBudget {
+  std::size_t one;         // dynamic shared memory one CTA may use (opt-in maximum minus static)
+  std::size_t two_per_sm;  // ... when two CTAs are to share an SM
+};
+
+// The dynamic shared memory a kernel may use; sets the kernel's attributes to the opt-in
+// maximum (the same value every time: safe from several threads).
+SmemBudget configure(RowKernel fn) {
   cudaFuncAttributes fa{};
   cuda_check(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes(logit_rows_kernel)");
   const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, "MaxSharedMemoryPerBlockOptin");
-  const int budget = std::max(0, optin - static_cast<int>(fa.sharedSizeBytes));
+  const int per_sm = device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, "MaxSharedMemoryPerMultiprocessor");
+  const int reserved = device_attribute(cudaDevAttrReservedSharedMemoryPerBlock, "ReservedSharedMemoryPerBlock");
+  const int stat = static_cast<int>(fa.sharedSizeBytes);
+  const int budget = std::max(0, optin - stat);
   cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, budget),
              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
              "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
-  return static_cast<std::size_t>(budget);
+  const int two = std::max(0, std::min(budget, (per_sm - 2 * reserved) / 2 - stat));
+  return {static_cast<std::size_t>(budget), static_cast<std::size_t>(two)};
 }
 
 LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
-  const std::size_t budget = configure(fn);
+  const SmemBudget budget = configure(fn);
   const std::size_t elem = float_kind_size(a.dtype);
   const bool support = a.support != nullptr;
   auto make = [&](int ctas, bool staged) {
@@ -145,25 +158,29 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
     p.dynamic_smem_bytes = staged ? staged_bytes(p.slice, elem, support) : 0;
     return p;
   };
-  auto stageable = [&](int ctas) {
-    return a.allow_staging && staged_bytes(slice_for(a.vocab, ctas), elem, support) <= budget;
+  auto stageable = [&](int ctas, std::size_t limit) {
+    return a.allow_staging && staged_bytes(slice_for(a.vocab, ctas), elem, support) <= limit;
   };
   if (a.cluster_ctas != 0) {
-    const LogitPlan p = make(a.cluster_ctas, stageable(a.cluster_ctas));
-    if (!cluster_fits(fn, p.ctas, p.dynamic_smem_bytes))
+    LogitPlan p = make(a.cluster_ctas, stageable(a.cluster_ctas, budget.one));
+    p.resident_clusters = resident_clusters(fn, p.ctas, p.dynamic_smem_bytes);
+    if (p.resident_clusters < 1)
       throw Unavailable("cuda backend: this device cannot schedule a cluster of " + std::to_string(p.ctas) +
                         " CTAs x " + std::to_string(kThreads) + " threads with " +
                         std::to_string(p.dynamic_smem_bytes) + " bytes of shared memory each");
     return p;
   }
-  for (int ctas : {1, 2, 4, 8, 16}) {
-    if (!stageable(ctas)) continue;
-    const LogitPlan p = make(ctas, true);
-    if (cluster_fits(fn, p.ctas, p.dynamic_smem_bytes)) return p;
-  }
+  for (std::size_t limit : {budget.two_per_sm, budget.one})
+    for (int ctas : {1, 2, 4, 8, 16}) {
+      if (!stageable(ctas, limit)) continue;
+      LogitPlan p = make(ctas, true);
+      p.resident_clusters = resident_clusters(fn, p.ctas, p.dynamic_smem_bytes);
+      if (p.resident_clusters >= 1) return p;
+    }
   for (int ctas : {8, 4, 2, 1}) {  // the unstaged fallback: every pass reads global memory
-    const LogitPlan p = make(ctas, false);
-    if (cluster_fits(fn, p.ctas, 0)) return p;
+    LogitPlan p = make(ctas, false);
+    p.resident_clusters = resident_clusters(fn, p.ctas, 0);
+    if (p.resident_clusters >= 1) return p;
   }
   throw Unavailable("cuda backend: this device cannot schedule a CTA of " + std::to_string(kThreads) +
                     " threads for the logit row kernel");
@@ -214,6 +231,9 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
 
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
 
+  // One cluster per row (up to the grid limit; the kernel loops over the rest). A persistent
+  // grid of plan.resident_clusters clusters was measured 2-7% slower at the benchmark shapes
+  // (bench/RESULTS.md, step 4): finishing CTAs overlap new ones better than a row loop does.
   const std::int64_t clusters = std::min<std::int64_t>(rows, INT_MAX / plan.ctas);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(clusters * plan.ctas));

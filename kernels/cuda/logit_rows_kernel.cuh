@@ -1,29 +1,43 @@
-// The row kernel of the logit-level divergences: one thread block cluster of C CTAs x 1024
+// The row kernel of the logit-level divergences: one thread block cluster of C CTAs x 512
 // threads per position (b, t); CTA c owns the columns [c W, c W + W) of the row (W a multiple
-// of 1024, so thread l is lane l of reduction_order.hpp within its slice).
+// of the 8-column chunk, plan_math.hpp), and thread t of a CTA owns the chunks t, t + 512, ...
+// of its slice: it loads them (16-byte loads), keeps them, and is the only thread that reads
+// them again, so every pass is 16-byte shared-memory reads and float math, and only the row
+// statistics cross threads (row_reduce.cuh).
 //
 // Passes over HBM and what stays on chip, per valid position:
-//   staged (the plan fits the slices in shared memory; e.g. V = 128256 bf16 with C = 4,
-//   f32 with C = 8; V = 256000 bf16 with C = 8, f32 with C = 16):
-//     read y and x once (16-byte loads, the max and the poison flag taken on the way) into
-//     shared memory; every later pass reads shared memory; the gradients are written once.
+//   staged (the plan fits the slices in shared memory; at the benchmark shapes W x 2 rows is
+//   64 KB per CTA for bf16 at V = 128256 (C = 8) and V = 256000 (C = 16) and for f32 at
+//   V = 128256 (C = 16): two CTAs per SM, so one CTA's loads overlap the other's arithmetic;
+//   f32 at V = 256000 stages 128 KB per CTA with C = 16, one CTA per SM):
+//     read y and x once (the max and the poison flag taken on the way) into shared memory;
+//     every later pass reads shared memory; the gradients are written once.
 //     HBM traffic = the minimum: 2 V reads (+ V support bytes) and one write per gradient.
 //   not staged (slower fallback, rows too long for the cluster's shared memory):
 //     the same passes read global memory: 4 reads of both rows (3 without gradients).
-// The passes (each CTA over its slice; statistics combined across the cluster, row_reduce.cuh):
+// The passes (each thread over its chunks; statistics combined across the cluster):
 //   1. max of y and of x, poison flag (NaN, +inf, or no finite logit: the row is NaN);
 //   2. S of each side, FixedSum of exp((z - m)/T) (exact, order-independent), log S;
-//   3. the policy's lane sums (row_policies.cuh), combined in the fixed tree order; the loss;
+//   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
+//      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
+//      KL and cross-entropy on the log-softmax path without a support mask take their sums in
+//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp): no pass 3;
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
-//      into the logits' dtype, written with 16-byte stores where aligned.
+//      into the logits' dtype, written with 16-byte stores where the rows are aligned.
+// Summation depth of a row statistic: 3 (chunk) + ceil(W / 4096) (chunks per thread) + 9
+// (CTA tree) + log2 C (cluster tree) <= ceil(V / 1024) + 16 = sigma(V) of the tolerance model.
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
-// On chip besides the slices: the reduction scratch and the cluster slots (< 4 KB).
-// All indices and offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
+// On chip besides the slices: the reduction scratch and the cluster slots (< 2 KB).
+// Measured on the H200 at the benchmark shapes (bench/RESULTS.md): 0.07-0.33 of the copy
+// bandwidth for bf16 rows, 0.09-0.35 for f32 (KL and cross-entropy best, Jensen-Shannon worst):
+// instruction-bound (~69 instructions per column for KL bf16 forward), not memory-bound.
+// Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
 // division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
 // in logit_launch.cu; this header is also compiled by the kernel emulator (tests/cuda).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/element_io.cuh"
@@ -76,60 +90,117 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   return prm;
 }
 
-inline constexpr int kLoadUnroll = 4;  // 16-byte loads in flight per thread while staging
+// Chunks per side whose loads are in flight together while staging: 32 bytes per side for every
+// dtype (two 16-bit chunks, one float chunk), which keeps the float kernels within 64 registers.
+template <class Elem>
+inline constexpr int kLoadUnroll = sizeof(Elem) == 4 ? 1 : 2;
 inline constexpr int kQuietNaNBits = 0x7fc00000;  // the NaN the CPU backend writes (quiet_NaN)
 
-// Pass 1 over one side's slice: max and poison flag; copies the slice to `stage` when given.
+// One side's slice of the current row as a thread sees it.
 template <class Elem>
-__device__ void scan_slice(const Elem* __restrict__ g, int64_t n, Elem* stage, float& mx, bool& poison) {
-  auto note = [&](float z) {
-    if (math::poisons_row(z)) poison = true;
-    else mx = fmaxf(mx, z);
-  };
-  constexpr int kV = kVec<Elem>;
-  const int64_t nvec = aligned16(g) ? n / kV : 0;
-  const uint4* gv = reinterpret_cast<const uint4*>(g);
-  uint4* sv = reinterpret_cast<uint4*>(stage);
-  for (int64_t base = threadIdx.x; base < nvec; base += kLoadUnroll * kThreads) {
-    uint4 ch[kLoadUnroll];
+struct SliceRef {
+  const Elem* g;  // global memory (the row's slice)
+  Elem* s;        // the staged copy in shared memory, or nullptr (not staged)
+  bool vec;       // whole chunks may move with 16-byte accesses (the rows are 16-byte aligned)
+};
+
+// The number of valid columns of chunk i of an n-column slice (1..8).
+// Slice-local indices are 32-bit (a slice has at most V < 2^31 columns: the launcher checks).
+__device__ __forceinline__ int chunk_count(int i, int n) {
+  const int left = n - i * kChunk;
+  return left < kChunk ? left : kChunk;
+}
+
+// Runs body(tag) with tag = std::true_type for a whole chunk (no per-column count checks in
+// the unrolled loops) and std::false_type for a partial one.
+template <class Body>
+__device__ __forceinline__ void by_count(int cnt, const Body& body) {
+  if (cnt == kChunk) body(std::true_type{});
+  else body(std::false_type{});
+}
+
+// Chunk i of a slice: from shared memory when staged, else from global memory.
+// kStaged: the plan stages (known at compile time: no test in the loops).
+template <bool kStaged, class Elem>
+__device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int cnt, RawChunk<Elem>& c) {
+  if (kStaged || r.s) load_raw<Elem, false>(r.s + i * kChunk, cnt, true, c);  // staged as whole aligned chunks
+  else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
+}
+
+// Stages a chunk (shared memory, 16-byte aligned, whole chunk).
+template <class Elem>
+__device__ __forceinline__ void store_shared_chunk(Elem* dst, const RawChunk<Elem>& c) {
+  uint4* d = reinterpret_cast<uint4*>(dst);
 #pragma unroll
-    for (int u = 0; u < kLoadUnroll; ++u) {
-      const int64_t i = base + static_cast<int64_t>(u) * kThreads;
-      if (i < nvec) ch[u] = __ldg(gv + i);
+  for (int i = 0; i < RawChunk<Elem>::kWords; ++i) d[i] = c.w[i];
+}
+
+// Max and poison flag of the columns of one chunk.
+template <class Elem>
+__device__ __forceinline__ void note_chunk(const RawChunk<Elem>& c, int cnt, float& mx, bool& poison) {
+  by_count(cnt, [&](auto whole) {
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (decltype(whole)::value || k < cnt) {
+        // fmaxf ignores a NaN (flagged here) and takes +inf into the max, where reduce_max
+        // sees it: together math::poisons_row, in two instructions per column.
+        const float z = raw_get<Elem>(c, k);
+        poison = poison || math::is_nan(z);
+        mx = fmaxf(mx, z);
+      }
+    }
+  });
+}
+
+// Pass 1 over the thread's chunks of both sides: max and poison flag; stages the chunks.
+template <class Elem>
+__device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n, float& my, float& mx,
+                            bool& poison) {
+  const int chunks = (n + kChunk - 1) / kChunk;
+  constexpr int kUnroll = kLoadUnroll<Elem>;
+  for (int base = threadIdx.x; base < chunks; base += kUnroll * kThreads) {
+    RawChunk<Elem> cy[kUnroll], cx[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {  // every load first: they are in flight together
+      const int i = base + u * kThreads;
+      if (i < chunks) {
+        const int cnt = chunk_count(i, n);
+        load_raw<Elem, true>(y.g + i * kChunk, cnt, y.vec && cnt == kChunk, cy[u]);
+        load_raw<Elem, true>(x.g + i * kChunk, cnt, x.vec && cnt == kChunk, cx[u]);
+      }
     }
 #pragma unroll
-    for (int u = 0; u < kLoadUnroll; ++u) {
-      const int64_t i = base + static_cast<int64_t>(u) * kThreads;
-      if (i < nvec) {
-        if (stage) sv[i] = ch[u];
-#pragma unroll
-        for (int k = 0; k < kV; ++k) note(chunk_get<Elem>(ch[u], k));
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = base + u * kThreads;
+      if (i < chunks) {
+        const int cnt = chunk_count(i, n);
+        if (y.s) {  // staged in full 8-column chunks (the slice buffers are rounded up to chunks)
+          store_shared_chunk(y.s + i * kChunk, cy[u]);
+          store_shared_chunk(x.s + i * kChunk, cx[u]);
+        }
+        note_chunk(cy[u], cnt, my, poison);
+        note_chunk(cx[u], cnt, mx, poison);
       }
     }
   }
-  for (int64_t j = nvec * kV + threadIdx.x; j < n; j += kThreads) {
-    const Elem e = g[j];
-    if (stage) stage[j] = e;
-    note(ElemIo<Elem>::to_float(e));
-  }
 }
 
-__device__ __forceinline__ void copy_bytes(const uint8_t* __restrict__ g, int64_t n, uint8_t* stage) {
-  for (int64_t j = threadIdx.x; j < n; j += kThreads) stage[j] = g[j];
+__device__ __forceinline__ void copy_bytes(const uint8_t* __restrict__ g, int n, uint8_t* stage) {
+  for (int j = threadIdx.x; j < n; j += kThreads) stage[j] = g[j];
 }
 
-// Writes `value` (rounded once to Elem) to n elements.
+// Writes `value` (rounded once to Elem) to every column of the slice's gradient.
 template <class Elem>
-__device__ void fill_slice(Elem* g, int64_t n, float value) {
+__device__ __forceinline__ void fill_slice(Elem* g, int n, bool vec, float value) {
   if (g == nullptr) return;
-  constexpr int kV = kVec<Elem>;
-  const int64_t nvec = aligned16(g) ? n / kV : 0;
-  uint4 ch{0u, 0u, 0u, 0u};
+  RawChunk<Elem> c;
 #pragma unroll
-  for (int k = 0; k < kV; ++k) chunk_set<Elem>(ch, k, value);
-  uint4* gv = reinterpret_cast<uint4*>(g);
-  for (int64_t i = threadIdx.x; i < nvec; i += kThreads) __stcs(gv + i, ch);
-  for (int64_t j = nvec * kV + threadIdx.x; j < n; j += kThreads) store_float(g + j, value);
+  for (int k = 0; k < kChunk; ++k) raw_set<Elem>(c, k, value);
+  const int chunks = (n + kChunk - 1) / kChunk;
+  for (int i = threadIdx.x; i < chunks; i += kThreads) {
+    const int cnt = chunk_count(i, n);
+    store_raw(g + i * kChunk, cnt, vec && cnt == kChunk, c);
+  }
 }
 
 struct SideRow {
@@ -147,58 +218,73 @@ __device__ __forceinline__ float temperature_of(const RowKernelParams& prm) {
 // The column v of both sides (y_v, x_v as floats).
 __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
                                               float temperature, bool prob_path) {
-  Column c;
-  side_column(zy, py.m, py.s, py.log_s, temperature, prob_path, c.p, c.lp);
-  side_column(zx, qx.m, qx.s, qx.log_s, temperature, prob_path, c.q, c.lq);
-  c.s = s;
-  return c;
+  const math::ProbAndLog a = math::softmax_column(zy, py.m, py.s, py.log_s, temperature, prob_path);
+  const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.s, qx.log_s, temperature, prob_path);
+  return Column{a.p, a.lp, b.p, b.lp, s};
 }
 
-// Pass 4: the gradients of the slice. ysrc/xsrc: the slice (shared or global memory).
-template <class Elem, class Policy, bool kUnitT>
-__device__ void write_gradients(const RowKernelParams& prm, const Elem* ysrc, const Elem* xsrc, const uint8_t* ssrc,
-                                int64_t n, const SideRow& py, const SideRow& qx, const float* st, const RowResult& res,
-                                Elem* gp, Elem* gq) {
+// The policy's terms of columns [k0, k0 + W) of a chunk, summed pairwise (W a power of two);
+// columns at or past cnt contribute exact +0.
+template <class Policy, int W, bool kWhole, class ColumnAt>
+__device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& column_at,
+                                               float (&out)[Policy::kStats]) {
+  if constexpr (W == 1) {
+    if (kWhole || k0 < cnt) {
+      Policy::terms(column_at(k0), out);
+    } else {
+#pragma unroll
+      for (int s = 0; s < Policy::kStats; ++s) out[s] = 0.0f;
+    }
+  } else {
+    float a[Policy::kStats], b[Policy::kStats];
+    pairwise_terms<Policy, W / 2, kWhole>(k0, cnt, column_at, a);
+    pairwise_terms<Policy, W / 2, kWhole>(k0 + W / 2, cnt, column_at, b);
+#pragma unroll
+    for (int s = 0; s < Policy::kStats; ++s) out[s] = a[s] + b[s];
+  }
+}
+
+// Pass 4: the gradients of the thread's chunks.
+template <class Elem, class Policy, bool kUnitT, bool kPlain>
+__device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
+                                const uint8_t* ssrc, int n, const SideRow& py, const SideRow& qx, const float* st,
+                                const RowResult& res, Elem* gp, Elem* gq, bool out_vec) {
   if (res.mode != GradMode::values) {
     const float v = res.mode == GradMode::nan ? __int_as_float(kQuietNaNBits) : 0.0f;
-    fill_slice(gp, n, v);
-    fill_slice(gq, n, v);
+    fill_slice(gp, n, out_vec, v);
+    fill_slice(gq, n, out_vec, v);
     return;
   }
-  auto grad_at = [&](float zy, float zx, int64_t j, float& a, float& b) {
-    const bool s = ssrc ? ssrc[j] != 0 : true;
-    const Column c = make_column(zy, zx, s, py, qx, temperature_of<kUnitT>(prm), prm.prob_path);
-    Policy::grads(c, st, prm.opt, res.factor, a, b);
-  };
-  constexpr int kV = kVec<Elem>;
-  const bool vec = aligned16(ysrc) && aligned16(xsrc) && (gp == nullptr || aligned16(gp)) &&
-                   (gq == nullptr || aligned16(gq));
-  const int64_t nvec = vec ? n / kV : 0;
-  for (int64_t i = threadIdx.x; i < nvec; i += kThreads) {
-    const uint4 cy = reinterpret_cast<const uint4*>(ysrc)[i];
-    const uint4 cx = reinterpret_cast<const uint4*>(xsrc)[i];
-    uint4 oy{0u, 0u, 0u, 0u}, ox{0u, 0u, 0u, 0u};
+  const int chunks = (n + kChunk - 1) / kChunk;
+  for (int i = threadIdx.x; i < chunks; i += kThreads) {
+    const int cnt = chunk_count(i, n);
+    RawChunk<Elem> cy, cx, oy, ox;
+    read_chunk<false>(y, i, cnt, cy);
+    read_chunk<false>(x, i, cnt, cx);
+    by_count(cnt, [&](auto whole) {
 #pragma unroll
-    for (int k = 0; k < kV; ++k) {
-      float a, b;
-      grad_at(chunk_get<Elem>(cy, k), chunk_get<Elem>(cx, k), i * kV + k, a, b);
-      chunk_set<Elem>(oy, k, a);
-      chunk_set<Elem>(ox, k, b);
-    }
-    if (gp) __stcs(reinterpret_cast<uint4*>(gp) + i, oy);
-    if (gq) __stcs(reinterpret_cast<uint4*>(gq) + i, ox);
-  }
-  for (int64_t j = nvec * kV + threadIdx.x; j < n; j += kThreads) {
-    float a, b;
-    grad_at(load_float(ysrc + j), load_float(xsrc + j), j, a, b);
-    if (gp) store_float(gp + j, a);
-    if (gq) store_float(gq + j, b);
+      for (int k = 0; k < kChunk; ++k) {
+        float a = 0.0f, b = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+          const Column c = make_column(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                       temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
+          Policy::grads(c, st, prm.opt, res.factor, a, b);
+        }
+        raw_set<Elem>(oy, k, a);
+        raw_set<Elem>(ox, k, b);
+      }
+    });
+    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
+    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
   }
 }
 
-// One valid position: passes 1-4 over this CTA's slice.
-template <class Elem, class Policy, bool kUnitT>
-__device__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int64_t n, Elem* ys, Elem* xs,
+// One valid position: passes 1-4 over this CTA's slice. kPlain: no support mask and the
+// log-softmax path (the common case, compiled without those tests; staged or not, the same
+// arithmetic); policies with one-pass statistics then skip pass 3.
+template <class Elem, class Policy, bool kUnitT, bool kPlain>
+__device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
                             uint8_t* ss, cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
   const int64_t off = row * prm.vocab + v0;
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
@@ -207,56 +293,132 @@ __device__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0,
   Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
   Elem* gq = prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
+  const bool in_vec = aligned16(yg) && aligned16(xg);
+  const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+  const SliceRef<Elem> y{yg, prm.staged ? ys : nullptr, in_vec};
+  const SliceRef<Elem> x{xg, prm.staged ? xs : nullptr, in_vec};
+  const int chunks = (n + kChunk - 1) / kChunk;
 
   // Pass 1 (and staging).
   float my = -math::kInf, mx = -math::kInf;
   bool poison = false;
-  scan_slice(yg, n, prm.staged ? ys : nullptr, my, poison);
-  scan_slice(xg, n, prm.staged ? xs : nullptr, mx, poison);
+  scan_slices(y, x, n, my, mx, poison);
   if (prm.staged && sg) copy_bytes(sg, n, ss);
-  reduce_max(cl, sc, slots, rs, my, mx, poison);  // its barriers also publish the staged slices
+  reduce_max(cl, sc, slots, rs, my, mx, poison);  // its barriers also publish the staged support bytes
   if (rs.poison) {
     const float nan = __int_as_float(kQuietNaNBits);
     if (leader) prm.row_loss[row] = nan;
-    fill_slice(gp, n, nan);
-    fill_slice(gq, n, nan);
+    fill_slice(gp, n, out_vec, nan);
+    fill_slice(gq, n, out_vec, nan);
     return;
   }
-  const Elem* ysrc = prm.staged ? ys : yg;
-  const Elem* xsrc = prm.staged ? xs : xg;
   const uint8_t* ssrc = sg ? (prm.staged ? ss : sg) : nullptr;
 
-  // Pass 2: S = sum exp(t_v) of each side, exactly.
-  {
+  constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
+  float st[Policy::kStats];
+  if constexpr (kOnePassRow) {
+    // Pass 2 with the one-pass statistics (kernels/math/kl.hpp): S of each side (the same
+    // fixed-point terms as below, so the same bits) and the policy's scaled sums.
     const float m0 = rs.max[0], m1 = rs.max[1];
-    math::FixedSum fy, fx;
-    for (int64_t j = threadIdx.x; j < n; j += kThreads) {
-      fy.add(math::f_exp(math::shifted_logit(load_float(ysrc + j), m0, temperature_of<kUnitT>(prm))));
-      fx.add(math::f_exp(math::shifted_logit(load_float(xsrc + j), m1, temperature_of<kUnitT>(prm))));
+    uint64_t ly = 0, lx = 0;
+    float acc[Policy::kOnePass];
+#pragma unroll
+    for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = 0.0f;
+    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+      const int cnt = chunk_count(i, n);
+      RawChunk<Elem> cy, cx;
+      read_chunk<false>(y, i, cnt, cy);
+      read_chunk<false>(x, i, cnt, cx);
+      float part[Policy::kOnePass];
+      by_count(cnt, [&](auto whole) {
+        float t[kChunk][Policy::kOnePass];
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+#pragma unroll
+          for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = 0.0f;
+          if (decltype(whole)::value || k < cnt) {
+            const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
+            const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+            const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
+            ly += math::fixed_term(ey);
+            lx += math::fixed_term(ex);
+            Policy::one_pass_terms(ty, tx, ey, ex, t[k]);
+          }
+        }
+#pragma unroll
+        for (int s2 = 0; s2 < Policy::kOnePass; ++s2)  // pairwise, as pairwise_terms
+          part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
+      });
+#pragma unroll
+      for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = acc[k] + part[k];
     }
+    math::FixedSum fy, fx;
+    fy.add_fixed(ly);
+    fx.add_fixed(lx);
+    reduce_fixed(cl, sc, slots, rs, fy, fx);
+    reduce_sums<Policy::kOnePass>(cl, sc, slots, rs, acc);
+    Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
+  } else {
+    // Pass 2: S = sum exp(t_v) of each side, exactly (each thread's terms in a plain 64-bit
+    // integer: fewer than 2^24 of them, so no carry until the merge).
+    const float m0 = rs.max[0], m1 = rs.max[1];
+    uint64_t ly = 0, lx = 0;
+    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+      const int cnt = chunk_count(i, n);
+      RawChunk<Elem> cy, cx;
+      read_chunk<false>(y, i, cnt, cy);
+      read_chunk<false>(x, i, cnt, cx);
+      by_count(cnt, [&](auto whole) {
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+          if (decltype(whole)::value || k < cnt) {
+            ly += math::fixed_term(math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm)));
+            lx += math::fixed_term(math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm)));
+          }
+        }
+      });
+    }
+    math::FixedSum fy, fx;
+    fy.add_fixed(ly);
+    fx.add_fixed(lx);
     reduce_fixed(cl, sc, slots, rs, fy, fx);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
   const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
 
-  // Pass 3: the policy's lane sums (thread l = lane l: columns l, l + 1024, ... in order).
-  {
+  if constexpr (!kOnePassRow) {
+    // Pass 3: the policy's sums (pairwise inside a chunk, chunk sums in chunk order).
     float acc[Policy::kStats];
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
-    for (int64_t j = threadIdx.x; j < n; j += kThreads) {
-      const Column c = make_column(load_float(ysrc + j), load_float(xsrc + j), ssrc ? ssrc[j] != 0 : true, py, qx,
-                                   temperature_of<kUnitT>(prm), prm.prob_path);
-      Policy::accumulate(c, acc);
+    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+      const int cnt = chunk_count(i, n);
+      RawChunk<Elem> cy, cx;
+      read_chunk<false>(y, i, cnt, cy);
+      read_chunk<false>(x, i, cnt, cx);
+      auto column_at = [&](int k) {
+        return make_column(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+                           (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kUnitT>(prm),
+                           !kPlain && prm.prob_path);
+      };
+      float part[Policy::kStats];
+      by_count(cnt, [&](auto whole) {
+        pairwise_terms<Policy, kChunk, decltype(whole)::value>(0, cnt, column_at, part);
+      });
+#pragma unroll
+      for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
     }
     reduce_sums<Policy::kStats>(cl, sc, slots, rs, acc);
+#pragma unroll
+    for (int k = 0; k < Policy::kStats; ++k) st[k] = rs.stats[k];
   }
   const float coef = prm.coef ? prm.coef[row / prm.seq] : 0.0f;
-  const RowResult res = Policy::finish(rs.stats, coef, prm.opt);
+  const RowResult res = Policy::finish(st, coef, prm.opt);
   if (leader) prm.row_loss[row] = res.ell;
 
   // Pass 4.
-  if (gp || gq) write_gradients<Elem, Policy, kUnitT>(prm, ysrc, xsrc, ssrc, n, py, qx, rs.stats, res, gp, gq);
+  if (gp || gq)
+    write_gradients<Elem, Policy, kUnitT, kPlain>(prm, y, x, ssrc, n, py, qx, st, res, gp, gq, out_vec);
 }
 
 // The shared memory of one CTA besides the row slices.
@@ -269,13 +431,13 @@ struct RowKernelShared {
 // The kernel body (the __global__ wrapper is in logit_launch.cu; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows.
 template <class Elem, class Policy>
-__device__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
+__device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
   const int64_t ctas = static_cast<int64_t>(cl.num_blocks());
   const int64_t rank = static_cast<int64_t>(cl.block_rank());
   const int64_t v0 = rank * prm.slice;
   const int64_t left = prm.vocab - v0;
-  const int64_t n = left <= 0 ? 0 : (left < prm.slice ? left : prm.slice);
+  const int n = static_cast<int>(left <= 0 ? 0 : (left < prm.slice ? left : prm.slice));
   const int64_t slice_bytes = (prm.slice * static_cast<int64_t>(sizeof(Elem)) + 15) / 16 * 16;
   Elem* ys = reinterpret_cast<Elem*>(dyn_smem);
   Elem* xs = reinterpret_cast<Elem*>(dyn_smem + slice_bytes);
@@ -283,15 +445,24 @@ __device__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& c
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x) / ctas;
   const bool unit_t = prm.temperature == 1.0f;
+  const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) / ctas; row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
       const int64_t off = row * prm.vocab + v0;
-      fill_slice(prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr, n, 0.0f);
-      fill_slice(prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr, n, 0.0f);
+      Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
+      Elem* gq = prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
+      const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+      fill_slice(gp, n, out_vec, 0.0f);
+      fill_slice(gq, n, out_vec, 0.0f);
       continue;  // uniform across the cluster: no exchange, no barrier
     }
-    if (unit_t) process_row<Elem, Policy, true>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
-    else process_row<Elem, Policy, false>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+    if (plain) {
+      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+    } else {
+      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+    }
     cl.sync();  // every remote read of this row's slots is done before the next row's writes
   }
 }

@@ -1,7 +1,8 @@
 // The arithmetic of a logit-kernel plan (plain C++, shared by the launcher and the kernel
-// emulator of tests/cuda/emulation): columns per CTA for C CTAs per row (a multiple of 1024, so
-// thread l is lane l of every slice), and the shared memory a staged slice needs (both rows in
-// their dtype, plus the support bytes; each part rounded up to 16 bytes).
+// emulator of tests/cuda/emulation): columns per CTA for C CTAs per row (a multiple of the
+// 8-column chunk, so every slice of an aligned row starts 16-byte aligned), and the shared
+// memory a staged slice needs (both rows in their dtype, plus the support bytes; each part
+// rounded up to 16 bytes, so a slice is always whole chunks).
 #pragma once
 
 #include <cstddef>
@@ -9,11 +10,12 @@
 
 namespace divcheck::cuda {
 
-inline constexpr int kRowThreads = 1024;
+inline constexpr int kRowThreads = 512;
+inline constexpr int kChunkColumns = 8;
 
 inline std::int64_t slice_for(std::int64_t vocab, int ctas) {
-  const std::int64_t per = static_cast<std::int64_t>(ctas) * kRowThreads;
-  return (vocab + per - 1) / per * kRowThreads;
+  const std::int64_t per = (vocab + ctas - 1) / ctas;
+  return (per + kChunkColumns - 1) / kChunkColumns * kChunkColumns;
 }
 
 inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support) {

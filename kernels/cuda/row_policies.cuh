@@ -1,5 +1,5 @@
 // The six row kernels of the logit-level divergences as policies of the CUDA row kernel
-// (logit_rows_kernel.cuh). Each policy says which lane sums the row needs (accumulate), how
+// (logit_rows_kernel.cuh). Each policy says which row sums it needs (terms: the summands of one column), how
 // they give the per-position loss and the gradient mode (finish), and the gradient of one
 // column (grads). Every formula is kernels/math's; the composition mirrors
 // kernels/cpu/row_kernels.cpp line by line (same sums, same operand order, same NaN / zero
@@ -21,20 +21,6 @@ struct Column {
   bool s;  // in the support (true without a support mask)
 };
 
-// p_v and lp_v of one side, as kernels/cpu/row_kernels.cpp side_columns computes them.
-__device__ __forceinline__ void side_column(float z, float m, float s, float log_s, float temperature, bool prob_path,
-                                            float& p, float& lp) {
-  const float t = math::shifted_logit(z, m, temperature);
-  if (prob_path) {
-    const math::ProbAndLog pl = math::prob_path_from_shifted(t, s, log_s);
-    p = pl.p;
-    lp = pl.lp;
-  } else {
-    lp = math::log_softmax_from_shifted(t, log_s);
-    p = math::f_exp(lp);
-  }
-}
-
 struct RowOptions {
   bool has_support = false;
   bool capped = false;
@@ -54,10 +40,22 @@ __device__ __forceinline__ RowResult finite_or_nan(float ell, float coef) {
   return {ell, ell < math::kInf ? GradMode::values : GradMode::nan, coef};
 }
 
+// One-pass statistics (kOnePass > 0; kernels/math/kl.hpp): on the log-softmax path without a
+// support mask, the pass that sums S also sums one_pass_terms, and stats_from_one_pass gives
+// every statistic the row needs; the separate statistics pass is skipped. Only where the
+// loss's error bound has the absolute floor that form needs (KL, cross-entropy: docs/tolerances.md).
 struct KlPolicy {
   static constexpr int kStats = 1;  // K_p
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
-    acc[0] = acc[0] + math::kl_term(c.p, c.lp, c.lq);
+  static constexpr int kOnePass = 1;  // A
+  __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
+    out[0] = math::kl_one_pass_term(ey, ty, tx);
+  }
+  __device__ static void stats_from_one_pass(const float* sums, float sy, float log_sy, float, float log_sx,
+                                             float (&st)[kStats]) {
+    st[0] = math::kl_from_one_pass(sums[0], sy, log_sy, log_sx);
+  }
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    out[0] = math::kl_term(c.p, c.lp, c.lq);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
@@ -71,12 +69,16 @@ struct KlPolicy {
 
 struct JefferysPolicy {
   static constexpr int kStats = 5;  // ell, K_p^S, K_q^S, P_S, Q_S
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
-    acc[0] = acc[0] + (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
-    acc[1] = acc[1] + (c.s ? math::kl_term(c.p, c.lp, c.lq) : 0.0f);
-    acc[2] = acc[2] + (c.s ? math::kl_term(c.q, c.lq, c.lp) : 0.0f);
-    acc[3] = acc[3] + (c.s ? c.p : 0.0f);
-    acc[4] = acc[4] + (c.s ? c.q : 0.0f);
+  // No one-pass form: the loss sum (p - q) d is accurate relative to sum |p - q| |d|, which is
+  // far below what K_p + K_q from the one-pass sums can resolve when p ~ q (the gate's
+  // near_one_hot and partial_ties cases failed by up to 2e3 bounds: bench/RESULTS.md, step 5).
+  static constexpr int kOnePass = 0;
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    out[0] = (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
+    out[1] = (c.s ? math::kl_term(c.p, c.lp, c.lq) : 0.0f);
+    out[2] = (c.s ? math::kl_term(c.q, c.lq, c.lp) : 0.0f);
+    out[3] = (c.s ? c.p : 0.0f);
+    out[4] = (c.s ? c.q : 0.0f);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
@@ -95,8 +97,16 @@ struct JefferysPolicy {
 
 struct CrossEntropyPolicy {
   static constexpr int kStats = 1;  // ce
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
-    acc[0] = acc[0] + math::ce_term(c.p, c.lp, c.lq);
+  static constexpr int kOnePass = 1;  // B
+  __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
+    out[0] = math::ce_one_pass_term(ey, ty, tx);
+  }
+  __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float log_sx,
+                                             float (&st)[kStats]) {
+    st[0] = math::ce_from_one_pass(sums[0], sy, log_sx);
+  }
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    out[0] = math::ce_term(c.p, c.lp, c.lq);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions& o) {
     const float ce = st[0];
@@ -115,9 +125,10 @@ struct CrossEntropyPolicy {
 
 struct JensenShannonPolicy {
   static constexpr int kStats = 2;  // J_p, J_q
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
-    acc[0] = acc[0] + math::js_half_term(c.p, c.lp, c.lq, c.s);
-    acc[1] = acc[1] + math::js_half_term(c.q, c.lq, c.lp, c.s);
+  static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    out[0] = math::js_half_term(c.p, c.lp, c.lq, c.s);
+    out[1] = math::js_half_term(c.q, c.lq, c.lp, c.s);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {math::js_loss(math::JsStats{st[0], st[1]}), GradMode::values, coef};
@@ -131,11 +142,12 @@ struct JensenShannonPolicy {
 
 struct HellingerPolicy {
   static constexpr int kStats = 3;  // ell, H_p, H_q
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
+  static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
     const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
-    acc[0] = acc[0] + math::hellinger_term(rp, rq, c.s);
-    acc[1] = acc[1] + math::hellinger_h(rp, rq, c.s);
-    acc[2] = acc[2] + math::hellinger_h(rq, rp, c.s);
+    out[0] = math::hellinger_term(rp, rq, c.s);
+    out[1] = math::hellinger_h(rp, rq, c.s);
+    out[2] = math::hellinger_h(rq, rp, c.s);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {st[0], GradMode::values, coef};
@@ -150,14 +162,15 @@ struct HellingerPolicy {
 
 struct TotalVariationPolicy {
   static constexpr int kStats = 7;  // sum |p - q|, P+, P-, P0, Q+, Q-, Q0
-  __device__ static void accumulate(const Column& c, float (&acc)[kStats]) {
-    acc[0] = acc[0] + math::tv_abs_term(c.p, c.q, c.s);
-    acc[1] = acc[1] + math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.p);
-    acc[2] = acc[2] + math::tv_class_mass(c.p, c.q, c.s, -1.0f, c.p);
-    acc[3] = acc[3] + math::tv_class_mass(c.p, c.q, c.s, 0.0f, c.p);
-    acc[4] = acc[4] + math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.q);
-    acc[5] = acc[5] + math::tv_class_mass(c.p, c.q, c.s, -1.0f, c.q);
-    acc[6] = acc[6] + math::tv_class_mass(c.p, c.q, c.s, 0.0f, c.q);
+  static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    out[0] = math::tv_abs_term(c.p, c.q, c.s);
+    out[1] = math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.p);
+    out[2] = math::tv_class_mass(c.p, c.q, c.s, -1.0f, c.p);
+    out[3] = math::tv_class_mass(c.p, c.q, c.s, 0.0f, c.p);
+    out[4] = math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.q);
+    out[5] = math::tv_class_mass(c.p, c.q, c.s, -1.0f, c.q);
+    out[6] = math::tv_class_mass(c.p, c.q, c.s, 0.0f, c.q);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {0.5f * st[0], GradMode::values, coef};

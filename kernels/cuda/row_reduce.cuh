@@ -1,13 +1,12 @@
-// Row reductions of the logit kernel: inside a CTA of 1024 threads and across the CTAs of a
+// Row reductions of the logit kernel: inside a CTA of 512 threads and across the CTAs of a
 // thread block cluster (distributed shared memory, DSMEM), all in a fixed order, no atomics.
 //
-//   * float sums: thread l is lane l of kernels/math/reduction_order.hpp (it accumulated the
-//     columns l, l + 1024, ... of its CTA's slice in increasing order); the 1024 lanes are
-//     combined by the warp-shuffle tree of that header (offsets 16..1 in each warp, then the
-//     32 warp sums the same way), i.e. exactly math::tree_reduce_lanes. With C > 1 CTAs per
-//     row the C partial sums are then combined by a pairwise tree over the CTA rank (offsets
-//     C/2..1), the same in every CTA, so every CTA holds bitwise the same row statistic.
-//     With C = 1 this is the CPU backend's order exactly (cpu/lane_sum.hpp).
+//   * float sums: each thread's partial (logit_rows_kernel.cuh: its chunks' pairwise sums in
+//     chunk order) enters a pairwise tree: the warp-shuffle tree of reduction_order.hpp inside
+//     each warp (offsets 16..1), then the 16 warp sums the same way (offsets 8..1; the shuffle
+//     of offset 16 adds exact zeros), then, with C > 1 CTAs per row, the C CTA sums by a
+//     pairwise tree over the CTA rank (offsets C/2..1), the same in every CTA, so every CTA
+//     holds bitwise the same row statistic. Depth: 9 + log2 C levels.
 //   * max and the poison flag: exact in any order.
 //   * FixedSum (math/exact_sum.hpp): integer, exact in any order.
 // Each exchange across the cluster writes the CTA's partial into its own ClusterSlots field,
@@ -27,28 +26,25 @@ namespace divcheck::cuda {
 
 namespace cg = cooperative_groups;
 
-inline constexpr int kThreads = math::kLanes;  // one thread per lane: 1024
-static_assert(kThreads == kRowThreads, "plan_math.hpp slices for 1024-thread CTAs");
+inline constexpr int kThreads = kRowThreads;  // 512 (plan_math.hpp)
 inline constexpr int kWarps = kThreads / 32;
 inline constexpr int kMaxStats = 7;             // total_variation: |p - q| and six class masses
 inline constexpr int kMaxCtas = 16;
-static_assert(kWarps == 32, "the second tree level reduces 32 warp sums in one warp");
+static_assert(kWarps <= 32 && (kWarps & (kWarps - 1)) == 0, "the second tree level reduces the warp sums in one warp");
 
 // Per-CTA scratch of the reductions.
 struct BlockScratch {
   float warp_sums[kMaxStats][kWarps];
   float warp_max[2][kWarps];
   int warp_poison[kWarps];
-  unsigned long long warp_hi[2][kWarps];
-  unsigned long long warp_lo[2][kWarps];
+  math::FixedSum warp_fixed[2][kWarps];
 };
 
 // What one CTA contributes to a row's statistics; read by the other CTAs through DSMEM.
 struct ClusterSlots {
   float max[2];
   int poison;
-  unsigned long long hi[2];
-  unsigned long long lo[2];
+  math::FixedSum fixed[2];
   float sums[kMaxStats];
 };
 
@@ -81,7 +77,7 @@ __device__ void reduce_sums(cg::cluster_group& cl, BlockScratch& sc, ClusterSlot
   if (warp == 0) {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const float s = warp_tree_sum(sc.warp_sums[k][lane]);
+      const float s = warp_tree_sum(lane < kWarps ? sc.warp_sums[k][lane] : 0.0f);
       if (lane == 0) slots.sums[k] = s;
     }
   }
@@ -104,7 +100,7 @@ __device__ inline void reduce_max(cg::cluster_group& cl, BlockScratch& sc, Clust
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int offset = 16; offset >= 1; offset >>= 1) {
-    my = fmaxf(my, __shfl_xor_sync(0xffffffffu, my, offset));  // no NaN here: poisoned values are not in the max
+    my = fmaxf(my, __shfl_xor_sync(0xffffffffu, my, offset));  // no NaN here: fmaxf dropped them
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, offset));
   }
   const int any = __any_sync(0xffffffffu, poison ? 1 : 0);
@@ -115,9 +111,9 @@ __device__ inline void reduce_max(cg::cluster_group& cl, BlockScratch& sc, Clust
   }
   __syncthreads();
   if (warp == 0) {
-    my = sc.warp_max[0][lane];
-    mx = sc.warp_max[1][lane];
-    const int p = __any_sync(0xffffffffu, sc.warp_poison[lane] != 0 ? 1 : 0);
+    my = lane < kWarps ? sc.warp_max[0][lane] : -math::kInf;
+    mx = lane < kWarps ? sc.warp_max[1][lane] : -math::kInf;
+    const int p = __any_sync(0xffffffffu, lane < kWarps && sc.warp_poison[lane] != 0 ? 1 : 0);
 #pragma unroll
     for (int offset = 16; offset >= 1; offset >>= 1) {
       my = fmaxf(my, __shfl_xor_sync(0xffffffffu, my, offset));
@@ -140,8 +136,9 @@ __device__ inline void reduce_max(cg::cluster_group& cl, BlockScratch& sc, Clust
       m1 = fmaxf(m1, o->max[1]);
       p |= o->poison;
     }
-    // docs/semantics.md rule 1: a side with no finite logit poisons the row as well.
-    rs.poison = (p != 0 || m0 == -math::kInf || m1 == -math::kInf) ? 1 : 0;
+    // docs/semantics.md rule 1: a NaN or +inf logit (the max is then +inf), or a side with no
+    // finite logit, poisons the row.
+    rs.poison = (p != 0 || m0 == -math::kInf || m1 == -math::kInf || m0 == math::kInf || m1 == math::kInf) ? 1 : 0;
     rs.max[0] = m0;
     rs.max[1] = m1;
   }
@@ -152,8 +149,8 @@ __device__ __forceinline__ void warp_merge_fixed(math::FixedSum& f) {
 #pragma unroll
   for (int offset = 16; offset >= 1; offset >>= 1) {
     math::FixedSum o;
-    o.hi = __shfl_down_sync(0xffffffffu, f.hi, offset);
     o.lo = __shfl_down_sync(0xffffffffu, f.lo, offset);
+    o.hi = __shfl_down_sync(0xffffffffu, f.hi, offset);
     f.merge(o);
   }
 }
@@ -165,25 +162,21 @@ __device__ inline void reduce_fixed(cg::cluster_group& cl, BlockScratch& sc, Clu
   warp_merge_fixed(fy);
   warp_merge_fixed(fx);
   if (lane == 0) {
-    sc.warp_hi[0][warp] = fy.hi;
-    sc.warp_lo[0][warp] = fy.lo;
-    sc.warp_hi[1][warp] = fx.hi;
-    sc.warp_lo[1][warp] = fx.lo;
+    sc.warp_fixed[0][warp] = fy;
+    sc.warp_fixed[1][warp] = fx;
   }
   __syncthreads();
   if (warp == 0) {
     math::FixedSum a, b;
-    a.hi = sc.warp_hi[0][lane];
-    a.lo = sc.warp_lo[0][lane];
-    b.hi = sc.warp_hi[1][lane];
-    b.lo = sc.warp_lo[1][lane];
+    if (lane < kWarps) {
+      a = sc.warp_fixed[0][lane];
+      b = sc.warp_fixed[1][lane];
+    }
     warp_merge_fixed(a);
     warp_merge_fixed(b);
     if (lane == 0) {
-      slots.hi[0] = a.hi;
-      slots.lo[0] = a.lo;
-      slots.hi[1] = b.hi;
-      slots.lo[1] = b.lo;
+      slots.fixed[0] = a;
+      slots.fixed[1] = b;
     }
   }
   cl.sync();
@@ -191,13 +184,7 @@ __device__ inline void reduce_fixed(cg::cluster_group& cl, BlockScratch& sc, Clu
     const int side = static_cast<int>(threadIdx.x);
     const int ctas = static_cast<int>(cl.num_blocks());
     math::FixedSum total;
-    for (int r = 0; r < ctas; ++r) {
-      const ClusterSlots* o = cl.map_shared_rank(&slots, r);
-      math::FixedSum part;
-      part.hi = o->hi[side];
-      part.lo = o->lo[side];
-      total.merge(part);
-    }
+    for (int r = 0; r < ctas; ++r) total.merge(cl.map_shared_rank(&slots, r)->fixed[side]);
     const float s = total.value();
     rs.s[side] = s;
     rs.log_s[side] = math::f_log(s);

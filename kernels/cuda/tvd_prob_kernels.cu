@@ -1,11 +1,14 @@
 // tvd_prob on the GPU (SPEC.md; the LigerTVDLoss family of the bug report).
 //
-// One CTA of 1024 threads per row, one pass over HBM: p and q are read once, the gradient
-// (and for reduction "none" the (N, V) elementwise loss) written once. Thread l is lane l of
-// kernels/math/reduction_order.hpp (columns l, l + 1024, ... in order) and the row value
-// 0.5 * sum |p - q| is reduced by the same warp-shuffle tree as the CPU backend's lane_sum, so
-// every output is bitwise equal to kernels/cpu/tvd_prob.cpp (every operation is an exactly
-// specified IEEE operation: subtraction, abs, add, multiply by 0.5, sign selection).
+// One CTA of 128 threads per row, one pass over HBM: p and q are read once (16-byte loads, two
+// 1024-column stripes in flight per thread), the gradient (and for reduction "none" the (N, V)
+// elementwise loss) written once with 16-byte stores; nothing is kept on chip but the eight
+// lane sums per thread. Thread t holds lanes 8t .. 8t + 7 of kernels/math/reduction_order.hpp
+// (columns 8t + k, 8t + k + 1024, ... in order) and the row value 0.5 * sum |p - q| is reduced
+// by the same pairwise tree as the CPU backend's lane_sum, so every output is bitwise equal to
+// kernels/cpu/tvd_prob.cpp (every operation is an exactly specified IEEE operation:
+// subtraction, abs, add, multiply by 0.5, sign selection). Measured on the H200
+// (bench/RESULTS.md): 0.93-1.02 of the copy bandwidth forward, 0.83-0.92 forward+backward.
 // The gradient is tv_subgradient (kernels/math/sign.hpp): exactly +0 at ties p == q, the case
 // the public kernel's two-way select gets wrong. Ignored rows (labels == ignore_index) are never
 // read; their gradient (and "none" loss) rows are written as exact +0.
@@ -55,7 +58,7 @@ void launch_tvd_prob(const TvdProbArgs& a, cudaStream_t stream) {
   launch_tvd_scale(a.valid, a.rows, a.vocab, a.reduction, a.grad_output, ws.total, ws.scale, ws.half_scale_g, stream);
   const TvdRowParams prm = make_tvd_params(a, ws);
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(a.rows, 0x7fffffff));
-  tvd_kernel_for(a.dtype)<<<grid, kThreads, 0, stream>>>(prm);
+  tvd_kernel_for(a.dtype)<<<grid, kTvdThreads, 0, stream>>>(prm);
   check_launch("tvd_prob_rows_kernel");
   if (!none) launch_tvd_total(a.valid, a.rows, ws.row_value, ws.scale, a.loss, stream);
 }

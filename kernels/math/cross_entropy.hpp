@@ -11,10 +11,9 @@
 namespace divcheck::math {
 
 // -p lq with 0 log 0 = 0 and -p log 0 = +inf.
-DIVCHECK_HD inline float ce_term(float p, float lp, float lq) {
-  if (zero_prob(lp)) return 0.0f;
-  if (zero_prob(lq)) return kInf;
-  return -(p * lq);
+DIVCHECK_HD inline float ce_term(float p, float lp, float lq) {  // selects, as kl_term
+  const float v = -(p * lq);
+  return zero_prob(lp) ? 0.0f : (zero_prob(lq) ? kInf : v);
 }
 
 struct CeStats {
@@ -26,8 +25,8 @@ DIVCHECK_HD inline float ce_grad_q(float p, float q) { return q - p; }
 // d ce / d y_v = -p_v (lq_v + ce).
 DIVCHECK_HD inline float ce_grad_p(float p, float lp, float lq, const CeStats& st) {
   (void)lp;
-  if (p == 0.0f) return 0.0f;  // as in kl.hpp: a float-zero probability contributes 0
-  return -(p * (lq + st.ce));
+  const float v = -(p * (lq + st.ce));
+  return p == 0.0f ? 0.0f : v;  // as in kl.hpp: a float-zero probability contributes 0
 }
 
 // The capped loss max_loss * tanh(scaling_factor * ce / max_loss); ce = +inf gives max_loss.
@@ -42,6 +41,15 @@ DIVCHECK_HD inline float capped_ce_slope(float ce, float max_loss, float scaling
   float e = f_exp(-2.0f * f_abs(z));
   float den = 1.0f + e;
   return scaling_factor * ((4.0f * e) / (den * den));
+}
+
+// One-pass form (see kl.hpp): ce = log S_x − (B / S_y) 2^64, B = Σ_v [t_y > −∞] e_y t_x 2^-64.
+DIVCHECK_HD inline float ce_one_pass_term(float ey, float ty, float tx) {  // ce_term's structure
+  const float v = ey * (tx * kOnePassDown);
+  return ty == -kInf ? 0.0f : (tx == -kInf ? -kInf : v);
+}
+DIVCHECK_HD inline float ce_from_one_pass(float b, float sy, float log_sx) {
+  return log_sx - (b / sy) * kOnePassUp;
 }
 
 }  // namespace divcheck::math

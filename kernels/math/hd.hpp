@@ -41,6 +41,31 @@ DIVCHECK_HD inline float f_abs(float x) { return std::fabs(x); }
 DIVCHECK_HD inline float f_tanh(float x) { return std::tanh(x); }
 #endif
 
+// The softmax exponential exp(x) of a shifted logit or a log-probability (x <= 0, or -inf).
+// Device: ex2.approx.f32 of x log2(e): one multiply (rounding x log2(e) costs a relative error
+// of at most u |x| in the result) and the MUFU.EX2 (relative error <= 2^-22, subnormal results
+// kept, exp(0) = 1 and exp(-inf) = +0 exactly): 3 instructions instead of expf's 8. The
+// tolerance model covers it (docs/tolerances.md, "c per row"): every probability's scale
+// already carries 2|lp| + 2 units, multiplied by c = 8. Host: the C library's expf.
+// f_softmax_exp_ftz may flush results below 2^-126 to +0 (ex2.approx.ftz, one instruction less):
+// only for the summands of the fixed-point normaliser (exact_sum.hpp), which truncates
+// everything below 2^-40 to 0 anyway, so the flush changes no bit of S.
+#if defined(__CUDA_ARCH__)
+template <bool kFlushSubnormals>
+__device__ inline float ex2_of_x_log2e(float x) {
+  const float a = x * 1.44269504088896340736f;
+  float y;
+  if constexpr (kFlushSubnormals) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(a));
+  else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
+  return y;
+}
+DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_of_x_log2e<false>(x); }
+DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_of_x_log2e<true>(x); }
+#else
+DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
+DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
+#endif
+
 // NaN test that survives -ffast-math-free builds on both compilers (x != x).
 DIVCHECK_HD inline bool is_nan(float x) { return x != x; }
 

@@ -22,10 +22,11 @@ namespace divcheck::math {
 DIVCHECK_HD inline bool zero_prob(float lp) { return lp == -kInf; }
 
 // p (lp - lq) with 0 log 0 = 0 and p log(p/0) = +inf.
+// Written as selects (no early return) so that a GPU evaluates it without a branch per column;
+// the value is the same.
 DIVCHECK_HD inline float kl_term(float p, float lp, float lq) {
-  if (zero_prob(lp)) return 0.0f;
-  if (zero_prob(lq)) return kInf;
-  return p * (lp - lq);
+  const float v = p * (lp - lq);
+  return zero_prob(lp) ? 0.0f : (zero_prob(lq) ? kInf : v);
 }
 
 struct KlStats {
@@ -37,16 +38,15 @@ DIVCHECK_HD inline float kl_grad_q(float p, float q) { return q - p; }
 
 // d KL(p||q) / d y_v (the p-side logit): p_v (d_v - K_p).
 DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& st) {
-  if (p == 0.0f) return 0.0f;
-  return p * ((lp - lq) - st.kp);
+  const float v = p * ((lp - lq) - st.kp);
+  return p == 0.0f ? 0.0f : v;
 }
 
 // (p - q)(lp - lq): 0 when both are 0, +inf when exactly one is.
 DIVCHECK_HD inline float jefferys_term(float p, float q, float lp, float lq) {
-  bool zp = zero_prob(lp), zq = zero_prob(lq);
-  if (zp && zq) return 0.0f;
-  if (zp || zq) return kInf;
-  return (p - q) * (lp - lq);
+  const bool zp = zero_prob(lp), zq = zero_prob(lq);
+  const float v = (p - q) * (lp - lq);
+  return (zp && zq) ? 0.0f : ((zp || zq) ? kInf : v);
 }
 
 struct JefferysStats {
@@ -78,6 +78,29 @@ DIVCHECK_HD inline float jefferys_support_grad_q(float p, float q, float lp, flo
   float in_support = 0.0f;
   if (s) in_support = (q - p) + (q == 0.0f ? 0.0f : q * (lq - lp));
   return in_support + (q == 0.0f ? 0.0f : q * ((st.ps - st.qs) - st.kq));
+}
+
+// One-pass forms of the row statistics (the CUDA logit kernel's log-softmax path): the pass
+// that sums S also sums, per column, the scaled terms below; with Σp = 1 and
+// lp − lq = (t_y − t_x) − (log S_y − log S_x) they give K_p without a second pass over the row:
+//   K_p = (A / S_y) 2^64 − (log S_y − log S_x),  A = Σ_v [t_y > −∞] e_y (t_y − t_x) 2^-64.
+// The 2^-64 keeps A finite where K_p is (each term is at most FLT_MAX 2^-64, S_y >= 1);
+// it costs only terms below 2^-86, far under the loss's absolute error floor. Error (first
+// order, units of u): the terms and their sum as Σ p|d| (covered by σ), and log S_y, log S_x
+// with |log S| <= |lp_v| for every v: at most Σ p(|lp| + |lq|) + 4, which the scale of the loss
+// already carries in a_p + a_q (docs/tolerances.md). Identical rows give A = 0 and
+// log S_y = log S_x bitwise: K_p = 0 exactly. A +inf term (p > 0 = q) makes K_p = +inf.
+inline constexpr float kOnePassDown = 5.42101086242752217003726400434970855712890625e-20f;  // 2^-64
+inline constexpr float kOnePassUp = 18446744073709551616.0f;                                 // 2^64
+
+// The term of one column, with kl_term's structure: t_y = -inf (p = 0) gives 0, t_x = -inf
+// (q = 0 < p) gives +inf; e_y = exp(t_y) may underflow to 0 for a finite t_y: then 0.
+DIVCHECK_HD inline float kl_one_pass_term(float ey, float ty, float tx) {
+  const float v = ey * ((ty - tx) * kOnePassDown);
+  return ty == -kInf ? 0.0f : (tx == -kInf ? kInf : v);
+}
+DIVCHECK_HD inline float kl_from_one_pass(float a, float sy, float log_sy, float log_sx) {
+  return (a / sy) * kOnePassUp - (log_sy - log_sx);
 }
 
 }  // namespace divcheck::math

@@ -41,9 +41,27 @@ struct ProbAndLog {
   float lp;
 };
 DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float s, float log_s) {
-  float p = f_exp(t) / s;
+  float p = f_softmax_exp(t) / s;
   float lp = p >= kFloatMinNormal ? f_log(p) : t - log_s;
   return {p, lp};
+}
+
+// The summand of the normaliser S for a logit z of a row with max m: exp(t_v), exactly as
+// the fixed-point sum sees it. shifted_logit's clamp and -inf test are not needed here: every
+// t_v below -104 (a clamped one, an overflowing z - m, a -inf logit) gives a term below 2^-150,
+// and so does exp(-inf) = +0: all truncate to the same fixed-point 0 (exact_sum.hpp).
+DIVCHECK_HD inline float softmax_term(float z, float m, float temperature) {
+  return f_softmax_exp_ftz((z - m) / temperature);
+}
+
+// p_v and lp_v of one column from its logit and the row's m, S, log S: the probability path
+// (log_target = False) or the log-softmax path (p = exp(lp)). Both backends call this.
+DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float log_s, float temperature,
+                                             bool prob_path) {
+  const float t = shifted_logit(z, m, temperature);
+  if (prob_path) return prob_path_from_shifted(t, s, log_s);
+  const float lp = log_softmax_from_shifted(t, log_s);
+  return {f_softmax_exp(lp), lp};
 }
 
 // Online logsumexp state: m = running max, s = sum of exp(z - m) so far.

@@ -148,25 +148,38 @@ TEST(MathExactSum, OrderIndependentAndCorrectlyRounded) {
     for (std::size_t i = 0; i < e.size(); ++i) (i % 3 ? b : c).add(e[i]);
     b.merge(c);
     EXPECT_EQ(a.value(), b.value()) << n;  // bitwise, whatever the order and the split
-    // The exact sum of the truncated terms is within n 2^-62 of the true sum; then one rounding.
+    // The exact sum of the truncated terms is within n 2^-40 of the true sum; then one rounding.
     long double exact = 0;
     for (float x : e) exact += static_cast<long double>(x);
-    EXPECT_NEAR(a.value(), static_cast<double>(exact), kU * static_cast<double>(exact) + n * std::ldexp(1.0, -62)) << n;
+    EXPECT_NEAR(a.value(), static_cast<double>(exact), kU * static_cast<double>(exact) + n * std::ldexp(1.0, -40)) << n;
   }
   // Rounding to nearest even at a tie: 1 + 2^-24 exactly is halfway between 1 and 1 + 2^-23.
   FixedSum t;
   t.add(1.0f);
   t.add(std::ldexp(1.0f, -24));
   EXPECT_EQ(t.value(), 1.0f);
-  t.add(std::ldexp(1.0f, -60));  // now above the halfway point: rounds up
+  t.add(std::ldexp(1.0f, -39));  // now above the halfway point: rounds up
   EXPECT_EQ(t.value(), 1.0f + std::ldexp(1.0f, -23));
-  // Above 4 (the high word in use): 4 + 4 + 2^-21 + 2^-60 rounds up to 8 + 2^-20.
+  // Terms below the quantum 2^-40 are truncated away: exactly, whatever their number.
+  FixedSum q;
+  q.add(1.0f);
+  for (int i = 0; i < 1000; ++i) q.add(std::ldexp(1.0f, -41));
+  EXPECT_EQ(q.lo, std::uint64_t{1} << 40);
+  // Past 2^64 (the carry word in use): (2^24 - 1) ones plus one more carry into hi.
   FixedSum h;
-  for (int i = 0; i < 8; ++i) h.add(1.0f);
-  h.add(std::ldexp(1.0f, -21));
-  EXPECT_EQ(h.value(), 8.0f);  // 8 + 2^-21 is the tie between 8 and 8 + 2^-20: even is 8
-  h.add(std::ldexp(1.0f, -60));
-  EXPECT_EQ(h.value(), 8.0f + std::ldexp(1.0f, -20));
+  h.lo = ~std::uint64_t{0} - (std::uint64_t{1} << 40) + 1;  // (2^24 - 1) 2^40
+  h.add(1.0f);
+  EXPECT_EQ(h.hi, 1u);
+  EXPECT_EQ(h.lo, 0u);
+  EXPECT_EQ(h.value(), std::ldexp(1.0f, 24));
+  FixedSum h2 = h;
+  h2.merge(h);  // 2^25
+  EXPECT_EQ(h2.value(), std::ldexp(1.0f, 25));
+  h2.add(1.0f);
+  h2.add(1.0f);  // 2^25 + 2: the tie between 2^25 and 2^25 + 4 (the float spacing there): even is 2^25
+  EXPECT_EQ(h2.value(), std::ldexp(1.0f, 25));
+  h2.add(std::ldexp(1.0f, -39));  // above the tie (the sticky bit of the low word): rounds up
+  EXPECT_EQ(h2.value(), std::ldexp(1.0f, 25) + 4.0f);
 }
 
 }  // namespace

@@ -169,7 +169,7 @@ Outputs EmulatedCudaBackend::run_tvd_prob(const Case& c) const {
   });
   const TvdRowParams prm = make_tvd_params(a, ws);
   const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(a.rows, 3));  // exercises the row stride
-  emu::launch({grid, static_cast<unsigned>(kThreads), 1}, [&] {
+  emu::launch({grid, static_cast<unsigned>(kTvdThreads), 1}, [&] {
     switch (a.dtype) {
       case FloatKind::f32: return tvd_prob_rows_kernel<float>(prm);
       case FloatKind::bf16: return tvd_prob_rows_kernel<__nv_bfloat16>(prm);

@@ -1,7 +1,10 @@
 // The CUDA backend's kernels run by the host emulator (no GPU needed; label "cuda_emulation"):
-//   * one CTA per row (the CPU backend's summation order, the host's elementary functions):
-//     bitwise equal to the CPU backend for every row of issue 3 and every dtype, staged and
+//   * one CTA per row (the host's elementary functions): within the verdict bound of the
+//     float128 reference for every row of issue 3 and every dtype, staged bitwise equal to
 //     unstaged, including masks, support masks, both log_target paths, the cap, temperatures;
+//     the kernel's row sums follow its own chunk order (logit_rows_kernel.cuh), so they are
+//     not the CPU backend's bits; the normaliser S (exact) and every pointwise formula are the
+//     same, so most elements still agree bitwise (counted, not required);
 //   * clusters of 2 (every logit row), 4 and 16 CTAs (empty slices): within the verdict bound of
 //     the float128 reference, and staged bitwise equal to unstaged;
 //   * exact zeros on identical inputs, garbage at masked positions inert;
@@ -26,36 +29,37 @@ const Backend& cpu_backend() {
 }
 
 // One case per (row, dtype): seed 0 or 1 alternates log_target, the cap and the upstream sign.
-void expect_bitwise_like_cpu(const Backend& emulated, DType dt, std::uint64_t seed) {
+// The emulated kernel passes the verdict, and its staged and unstaged plans agree bitwise.
+void expect_one_cta_sound(std::uint64_t seed, DType dt) {
+  const auto staged = make_emulated_cuda_backend(CudaOptions{1, true});
+  const auto unstaged = make_emulated_cuda_backend(CudaOptions{1, false});
   for (DivergenceId id : gpu_rows()) {
+    if (id == DivergenceId::tvd_prob) continue;  // bitwise equal to the CPU backend: its own test
     Case c = divcheck::testing::random_case(id, dt, seed);
     divcheck::testing::want_all_grads(c, seed == 1 ? -1.25 : 0.75);
     SCOPED_TRACE(label(c) + " seed " + std::to_string(seed));
-    EXPECT_TRUE(bitwise_same(compute(emulated, c), compute(cpu_backend(), c)));
+    const Outputs a = compute(*staged, c);
+    EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
+    EXPECT_TRUE(bitwise_same(a, compute(*unstaged, c))) << "staged and unstaged differ";
   }
 }
 
-TEST(KernelEmulation, OneCtaPerRowStagedIsBitwiseEqualToCpuBackend) {
-  const auto staged = make_emulated_cuda_backend(CudaOptions{1, true});
-  expect_bitwise_like_cpu(*staged, DType::f32, 0);
-  expect_bitwise_like_cpu(*staged, DType::f32, 1);
-  expect_bitwise_like_cpu(*staged, DType::bf16, 1);
-  expect_bitwise_like_cpu(*staged, DType::f16, 0);
+TEST(KernelEmulation, OneCtaPerRowIsWithinBoundAndStagedEqualsUnstaged) {
+  expect_one_cta_sound(0, DType::f32);
+  expect_one_cta_sound(1, DType::f32);
+  expect_one_cta_sound(1, DType::bf16);
+  expect_one_cta_sound(0, DType::f16);
 }
 
-TEST(KernelEmulation, OneCtaPerRowUnstagedIsBitwiseEqualToCpuBackend) {
-  const auto unstaged = make_emulated_cuda_backend(CudaOptions{1, false});
-  expect_bitwise_like_cpu(*unstaged, DType::bf16, 0);
-  expect_bitwise_like_cpu(*unstaged, DType::f16, 1);
-}
-
-TEST(KernelEmulation, OneCtaPerRowLongRowsAreBitwiseEqualToCpuBackend) {
-  // V = 2100: three columns per lane, a partial last warp, vectorised chunks and a tail.
+TEST(KernelEmulation, OneCtaPerRowLongRowsAreWithinBound) {
+  // V = 4100: a thread with two chunks, a partial last chunk, an unaligned row (4100 bf16 is
+  // not a whole number of 16-byte words: element-wise chunks) and, for f32, aligned rows.
   const auto staged = make_emulated_cuda_backend(CudaOptions{1, true});
   for (DivergenceId id : gpu_rows()) {
-    const Case c = varied_case(id, id == DivergenceId::total_variation ? DType::bf16 : DType::f32, 1, 2, 2100, 9);
-    SCOPED_TRACE(label(c) + " V=2100");
-    EXPECT_TRUE(bitwise_same(compute(*staged, c), compute(cpu_backend(), c)));
+    if (id == DivergenceId::tvd_prob) continue;
+    const Case c = varied_case(id, id == DivergenceId::total_variation ? DType::bf16 : DType::f32, 1, 2, 4100, 9);
+    SCOPED_TRACE(label(c) + " V=4100");
+    EXPECT_TRUE(gpu_passes(compute(*staged, c), c, compute_reference(c)));
   }
 }
 

@@ -23,6 +23,10 @@
 struct alignas(16) uint4 {
   unsigned int x, y, z, w;
 };
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 struct dim3 {
   unsigned int x = 1, y = 1, z = 1;
 };
