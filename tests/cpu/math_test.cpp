@@ -7,10 +7,13 @@
 #include <limits>
 #include <algorithm>
 #include <random>
+#include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/lane_sum.hpp"
 #include "kernels/math/cross_entropy.hpp"
 #include "kernels/math/exact_sum.hpp"
+#include "kernels/math/kl.hpp"
 #include "kernels/math/jensen_shannon.hpp"
 #include "kernels/math/reduction_order.hpp"
 #include "kernels/math/sign.hpp"
@@ -102,6 +105,78 @@ TEST(MathSoftmax, OnlineLogsumexpMatchesTwoPass) {
   OnlineLse empty;
   empty.add(-kInf);
   EXPECT_EQ(empty.logsumexp(), -kInf);
+}
+
+// softmax_term drops shifted_logit's -inf test and clamp: the fixed-point summand must not
+// change for any logit (a -inf logit, an overflowing z - m, a tiny temperature).
+TEST(MathSoftmax, SumTermWithoutClampGivesTheSameFixedPointSummand) {
+  const float big = 3.0e38f;
+  const float zs[] = {0.0f, -1.0f, -27.0f, -28.0f, -90.0f, -1e30f, -big, -kInf, 1e-30f};
+  for (float m : {0.0f, 5.0f, big})
+    for (float t : {1.0f, 2.0f, 1e-30f})
+      for (float z0 : zs) {
+        const float z = std::fmin(z0 + (m == big ? 0.0f : m), m);
+        const std::uint64_t clamped = fixed_term(f_softmax_exp(shifted_logit(z, m, t)));
+        EXPECT_EQ(fixed_term(softmax_term(z, m, t)), clamped) << z << " " << m << " " << t;
+      }
+}
+
+// The one-pass KL and cross-entropy of kernels/math/kl.hpp: the same special cases as kl_term
+// and ce_term, exact zeros on identical rows, and the value of the two-pass sum to within the
+// error the model allows (docs/tolerances.md).
+TEST(MathOnePass, KlAndCrossEntropyFromTheNormaliserPass) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> ud(-12.0f, 12.0f);
+  for (int n : {1, 2, 7, 300}) {
+    std::vector<float> y(static_cast<std::size_t>(n)), x(y.size());
+    for (std::size_t v = 0; v < y.size(); ++v) {
+      y[v] = ud(rng);
+      x[v] = ud(rng);
+    }
+    auto stats = [](const std::vector<float>& z, float& m, float& s, float& ls) {
+      m = -kInf;
+      for (float v : z) m = std::fmax(m, v);
+      FixedSum f;
+      for (float v : z) f.add(softmax_term(v, m, 1.0f));
+      s = f.value();
+      ls = std::log(s);
+    };
+    float my, sy, lsy, mx, sx, lsx;
+    stats(y, my, sy, lsy);
+    stats(x, mx, sx, lsx);
+    float a = 0.0f, b = 0.0f, aa = 0.0f;
+    long double kl = 0, ce = 0, scale = 0;
+    for (std::size_t v = 0; v < y.size(); ++v) {
+      const float ty = shifted_logit(y[v], my, 1.0f), tx = shifted_logit(x[v], mx, 1.0f);
+      const float ey = f_softmax_exp(ty);
+      a += kl_one_pass_term(ey, ty, tx);
+      b += ce_one_pass_term(ey, ty, tx);
+      aa += kl_one_pass_term(ey, ty, ty);
+      const long double lp = static_cast<long double>(ty) - std::log(static_cast<long double>(sy));
+      const long double lq = static_cast<long double>(tx) - std::log(static_cast<long double>(sx));
+      kl += std::exp(lp) * (lp - lq);
+      ce += -std::exp(lp) * lq;
+      scale += std::exp(lp) * (4 + 2 * std::fabs(lp) + 2 * std::fabs(lq));
+    }
+    // (c + sigma) u scale, as the verdict: c = 8 (docs/tolerances.md), sigma = n for the
+    // sequential sums above, scale a lower bound of the loss's running-error scale rs.
+    const double bound = (8 + n) * kU * static_cast<double>(scale);
+    EXPECT_NEAR(kl_from_one_pass(a, sy, lsy, lsx), static_cast<double>(kl), bound) << n;
+    EXPECT_NEAR(ce_from_one_pass(b, sy, lsx), static_cast<double>(ce), bound) << n;
+    EXPECT_EQ(kl_from_one_pass(aa, sy, lsy, lsy), 0.0f) << n;  // identical rows: exactly 0
+  }
+  // Special cases, as kl_term / ce_term: p = 0 (t_y = -inf) contributes 0 whatever q is;
+  // q = 0 < p gives +inf even when exp(t_y) underflows to 0 for a finite t_y.
+  EXPECT_EQ(kl_one_pass_term(0.0f, -kInf, -kInf), 0.0f);
+  EXPECT_EQ(kl_one_pass_term(0.0f, -kInf, -3.0f), 0.0f);
+  EXPECT_EQ(kl_one_pass_term(0.0f, -200.0f, -kInf), kInf);
+  EXPECT_EQ(kl_one_pass_term(0.5f, -0.7f, -kInf), kInf);
+  EXPECT_EQ(ce_one_pass_term(0.0f, -kInf, -kInf), 0.0f);
+  EXPECT_EQ(ce_one_pass_term(0.0f, -200.0f, -kInf), -kInf);
+  EXPECT_EQ(ce_from_one_pass(-kInf, 1.0f, 0.5f), kInf);
+  // The 2^-64 scaling keeps a sum of FLT_MAX-sized terms finite where K is.
+  const float huge = kl_one_pass_term(1.0f, 0.0f, -3.0e38f) + kl_one_pass_term(1.0f, 0.0f, -3.0e38f);
+  EXPECT_EQ(kl_from_one_pass(huge, 2.0f, std::log(2.0f), 0.0f), 3.0e38f - std::log(2.0f));
 }
 
 TEST(MathReductionOrder, SkippingZeroWarpsIsExactAndTheOrderIsTheDocumentedOne) {
