@@ -88,6 +88,24 @@ void want_all_grads(Case& c, double g) {
   for (std::int64_t i = 0; i < c.grad_output.numel(); ++i) c.grad_output.set(i, g);
 }
 
+void vary_logit_options(Case& c, std::int64_t B, std::int64_t T, std::int64_t V, std::uint64_t seed,
+                        std::mt19937_64& rng) {
+  const DivergenceId id = c.id;
+  if (info(id).role("support_mask")) {
+    std::vector<int> s(static_cast<std::size_t>(B * T * V));
+    for (auto& x : s) x = (rng() % 4) != 0;
+    c.inputs["support_mask"] = make_mask({B, T, V}, s);
+  }
+  for (auto k : info(id).params)
+    if (k == ParamKind::temperature) c.params.temperature = 0.7;
+  if (id == DivergenceId::masked_cross_entropy && seed % 2 == 1) {
+    c.params.max_loss = 1.5;
+    c.params.scaling_factor = 0.8;
+  }
+  if (info(id).props.has_log_target) c.params.log_target = seed % 2 == 0;
+  if (info(id).props.has_reduction_none) c.params.reduction = seed % 3 == 0 ? "none" : "mean";
+}
+
 Case random_case(DivergenceId id, DType dt, std::uint64_t seed) {
   std::mt19937_64 rng(seed * 7919 + 17);
   Case c;
@@ -98,19 +116,7 @@ Case random_case(DivergenceId id, DType dt, std::uint64_t seed) {
     c = logit_case(id, B, T, V, dt, randn(n, seed, 2.0), randn(n, seed + 1000, 2.0));
     const std::string m = mask_role(id);
     c.inputs[m] = make_mask({B, T}, {1, 0, 1, 1, 1, 0});
-    if (info(id).role("support_mask")) {
-      std::vector<int> s(n);
-      for (auto& x : s) x = (rng() % 4) != 0;
-      c.inputs["support_mask"] = make_mask({B, T, V}, s);
-    }
-    for (auto k : info(id).params)
-      if (k == ParamKind::temperature) c.params.temperature = 0.7;
-    if (id == DivergenceId::masked_cross_entropy && seed % 2 == 1) {
-      c.params.max_loss = 1.5;
-      c.params.scaling_factor = 0.8;
-    }
-    if (info(id).props.has_log_target) c.params.log_target = seed % 2 == 0;
-    if (info(id).props.has_reduction_none) c.params.reduction = seed % 3 == 0 ? "none" : "mean";
+    vary_logit_options(c, B, T, V, seed, rng);
     return c;
   }
   switch (id) {

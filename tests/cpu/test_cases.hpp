@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ Case logit_case(DivergenceId id, std::int64_t B, std::int64_t T, std::int64_t V,
 // Request every differentiable gradient of the present roles, with upstream gradient g
 // (filled into the loss shape).
 void want_all_grads(Case& c, double g = 1.0);
+
+// The options a random logit case varies by seed: a random support mask (for the support rows,
+// drawn from rng), temperature 0.7 for the temperature rows, the cap on odd seeds (cross-entropy),
+// log_target on even seeds, reduction "none" on every third seed where the row has it.
+void vary_logit_options(Case& c, std::int64_t B, std::int64_t T, std::int64_t V, std::uint64_t seed,
+                        std::mt19937_64& rng);
 
 // A small, valid, finite case of any row with random inputs (masks with some zeros where the
 // row has a mask, a support mask for the support rows, non-default parameters).

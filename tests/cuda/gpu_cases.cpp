@@ -77,19 +77,7 @@ Case varied_case(DivergenceId id, DType dt, std::int64_t B, std::int64_t T, std:
   std::vector<int> mask(static_cast<std::size_t>(rows), 1);
   if (rows > 1) mask[1] = 0;
   if (!m.empty()) c.inputs[m] = make_mask({B, T}, mask);
-  if (info(id).role("support_mask")) {
-    std::vector<int> s(n);
-    for (auto& x : s) x = (rng() % 4) != 0;
-    c.inputs["support_mask"] = make_mask({B, T, V}, s);
-  }
-  for (auto k : info(id).params)
-    if (k == ParamKind::temperature) c.params.temperature = 0.7;
-  if (id == DivergenceId::masked_cross_entropy && seed % 2 == 1) {
-    c.params.max_loss = 1.5;
-    c.params.scaling_factor = 0.8;
-  }
-  if (info(id).props.has_log_target) c.params.log_target = seed % 2 == 0;
-  if (info(id).props.has_reduction_none) c.params.reduction = seed % 3 == 0 ? "none" : "mean";
+  divcheck::testing::vary_logit_options(c, B, T, V, seed, rng);
   want_all_grads(c, g);
   return c;
 }
