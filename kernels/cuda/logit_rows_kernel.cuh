@@ -120,10 +120,9 @@ __device__ __forceinline__ void by_count(int cnt, const Body& body) {
 }
 
 // Chunk i of a slice: from shared memory when staged, else from global memory.
-// kStaged: the plan stages (known at compile time: no test in the loops).
-template <bool kStaged, class Elem>
+template <class Elem>
 __device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int cnt, RawChunk<Elem>& c) {
-  if (kStaged || r.s) load_raw<Elem, false>(r.s + i * kChunk, cnt, true, c);  // staged as whole aligned chunks
+  if (r.s) load_raw<Elem, false>(r.s + i * kChunk, cnt, true, c);  // staged as whole aligned chunks
   else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
 }
 
@@ -259,8 +258,8 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
   for (int i = threadIdx.x; i < chunks; i += kThreads) {
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
-    read_chunk<false>(y, i, cnt, cy);
-    read_chunk<false>(x, i, cnt, cx);
+    read_chunk(y, i, cnt, cy);
+    read_chunk(x, i, cnt, cx);
     by_count(cnt, [&](auto whole) {
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
@@ -327,8 +326,8 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     for (int i = threadIdx.x; i < chunks; i += kThreads) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
-      read_chunk<false>(y, i, cnt, cy);
-      read_chunk<false>(x, i, cnt, cx);
+      read_chunk(y, i, cnt, cy);
+      read_chunk(x, i, cnt, cx);
       float part[Policy::kOnePass];
       by_count(cnt, [&](auto whole) {
         float t[kChunk][Policy::kOnePass];
@@ -366,8 +365,8 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     for (int i = threadIdx.x; i < chunks; i += kThreads) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
-      read_chunk<false>(y, i, cnt, cy);
-      read_chunk<false>(x, i, cnt, cx);
+      read_chunk(y, i, cnt, cy);
+      read_chunk(x, i, cnt, cx);
       by_count(cnt, [&](auto whole) {
 #pragma unroll
         for (int k = 0; k < kChunk; ++k) {
@@ -394,8 +393,8 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     for (int i = threadIdx.x; i < chunks; i += kThreads) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
-      read_chunk<false>(y, i, cnt, cy);
-      read_chunk<false>(x, i, cnt, cx);
+      read_chunk(y, i, cnt, cy);
+      read_chunk(x, i, cnt, cx);
       auto column_at = [&](int k) {
         return make_column(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
                            (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kUnitT>(prm),
