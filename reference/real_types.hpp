@@ -47,6 +47,16 @@ inline double to_double(const R& x) {
   return static_cast<double>(x);
 }
 
+// float128 -> MPFR-50 exactly: the 113-bit significand split into three doubles (each step
+// exact), summed in MPFR (169 bits hold all three). For comparing the two instances.
+inline Mpfr50 widen_exact(const Float128& x) {
+  if (is_nan(x) || is_inf(x)) return Mpfr50(static_cast<double>(x));
+  const double hi = static_cast<double>(x);
+  const double mid = static_cast<double>(x - Float128(hi));
+  const double lo = static_cast<double>(x - Float128(hi) - Float128(mid));
+  return Mpfr50(hi) + Mpfr50(mid) + Mpfr50(lo);
+}
+
 // The final rounding of every reference value. Round-to-odd into double: if the conversion is
 // inexact and the nearest double has an even last significand bit, step one ulp toward the
 // exact value. The result is then one of the two doubles around x, the one with an odd last

@@ -23,19 +23,10 @@ using testing_ref::kInf;
 using testing_ref::logit_case;
 using testing_ref::tensor_of;
 
-// float128 -> MPFR exactly (three doubles, each split exact).
-Mpfr50 widen(const Float128& x) {
-  if (ref::is_nan(x) || ref::is_inf(x)) return Mpfr50(static_cast<double>(x));
-  const double hi = static_cast<double>(x);
-  const double mid = static_cast<double>(x - Float128(hi));
-  const double lo = static_cast<double>(x - Float128(hi) - Float128(mid));
-  return Mpfr50(hi) + Mpfr50(mid) + Mpfr50(lo);
-}
-
 void compare_relative(const ref::RealTensor<Float128>& a, const ref::RealTensor<Mpfr50>& b, const std::string& what) {
   ASSERT_EQ(a.value.size(), b.value.size()) << what;
   for (std::size_t i = 0; i < a.value.size(); ++i) {
-    const Mpfr50 x = widen(a.value[i]);
+    const Mpfr50 x = ref::widen_exact(a.value[i]);
     const Mpfr50& y = b.value[i];
     if (ref::is_nan(y) || ref::is_inf(y)) {
       EXPECT_TRUE(ref::is_nan(y) ? ref::is_nan(x) : x == y) << what << "[" << i << "]";

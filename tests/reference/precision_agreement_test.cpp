@@ -20,21 +20,12 @@ using testing_ref::RandomOptions;
 using testing_ref::random_case;
 using testing_ref::set_reduction;
 
-// float128 -> MPFR exactly: 113 bits split into three doubles (each step exact).
-Mpfr50 widen(const Float128& x) {
-  if (ref::is_nan(x) || ref::is_inf(x)) return Mpfr50(static_cast<double>(x));
-  const double hi = static_cast<double>(x);
-  const double mid = static_cast<double>(x - Float128(hi));
-  const double lo = static_cast<double>(x - Float128(hi) - Float128(mid));
-  return Mpfr50(hi) + Mpfr50(mid) + Mpfr50(lo);
-}
-
 void compare(const ref::RealTensor<Float128>& a, const ref::RealTensor<Mpfr50>& b, double sigma, const std::string& what) {
   ASSERT_EQ(a.value.size(), b.value.size()) << what;
   // scale counts roundings of relative size 2^-113 each in float128: (c + sigma) 2^-113 per unit.
   const double per_scale = (16.0 + sigma) * std::ldexp(1.0, -113);
   for (std::size_t i = 0; i < a.value.size(); ++i) {
-    const Mpfr50 x = widen(a.value[i]);
+    const Mpfr50 x = ref::widen_exact(a.value[i]);
     const Mpfr50& y = b.value[i];
     if (ref::is_nan(y)) {
       EXPECT_TRUE(ref::is_nan(x)) << what << "[" << i << "]";
