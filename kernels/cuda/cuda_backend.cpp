@@ -90,6 +90,12 @@ Outputs CudaBackend::run_logit(const Case& c) const {
   a.grad_q = dgq.get();
   a.loss = dloss.as<float>();
   a.workspace = dwork.get();
+  DeviceBuffer dtame;
+  if (options_.tame_rows_out) {
+    dtame = DeviceBuffer(sizeof(unsigned long long), "tame row counter");
+    cuda_check(cudaMemsetAsync(dtame.get(), 0, sizeof(unsigned long long), s.get()), "cudaMemsetAsync(tame rows)");
+    a.tame_rows = static_cast<unsigned long long*>(dtame.get());
+  }
   launch_logit_divergence(a, s.get());
 
   Outputs out;
@@ -106,6 +112,11 @@ Outputs CudaBackend::run_logit(const Case& c) const {
     out.grads.emplace(roles.q_name, std::move(g));
   }
   s.sync("running " + std::string(name_of(c.id)));
+  if (options_.tame_rows_out) {
+    unsigned long long n = 0;
+    cuda_check(cudaMemcpy(&n, dtame.get(), sizeof n, cudaMemcpyDeviceToHost), "cudaMemcpy(tame rows)");
+    *options_.tame_rows_out = static_cast<std::int64_t>(n);
+  }
   return out;
 }
 

@@ -13,6 +13,9 @@ namespace divcheck::cuda {
 struct CudaOptions {
   int cluster_ctas = 0;       // 0: automatic plan; else 1, 2, 4, 8 or 16 CTAs per row
   bool allow_staging = true;  // false: every pass reads global memory (the fallback path)
+  bool allow_tame = true;     // false: tame rows take the general forms too (LogitArgs::allow_tame)
+  // When set, each logit-row run stores here how many positions took the tame forms (tests).
+  std::int64_t* tame_rows_out = nullptr;
 };
 
 // Throws Unavailable when no CUDA device is visible.

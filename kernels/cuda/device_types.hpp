@@ -43,9 +43,13 @@ struct LogitArgs {
   // per row (a thread block cluster).
   int cluster_ctas = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
+  // false: tame rows (math::tame_side) take the general forms too (the same values: a test
+  // compares the two bitwise).
+  bool allow_tame = true;
+  unsigned long long* tame_rows = nullptr;      // device counter (diagnostics): rows that took the tame forms
 };
 
-// How a launch runs a row: `ctas` CTAs of 512 threads (one thread block cluster) per row;
+// How a launch runs a row: `ctas` CTAs of kRowThreads threads (one thread block cluster) per row;
 // `staged`: the row slices are kept in shared memory (one HBM read), else every pass reads
 // global memory (slower fallback for rows too long for the cluster's shared memory).
 struct LogitPlan {

@@ -4,8 +4,8 @@
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel -> reduce_positions.
 //
 // Plan (automatic): the smallest C in {1, 2, 4, 8, 16} whose slices (both rows, plus the
-// support bytes) fit half of an SM's shared memory, so that two CTAs share an SM and one's
-// loads overlap the other's arithmetic, and whose cluster the device can schedule
+// support bytes) fit a kRowCtasPerSm-th of an SM's shared memory (a half with 512-thread CTAs),
+// so that CTAs share an SM and one's loads overlap another's arithmetic, and whose cluster the device can schedule
 // (cudaOccupancyMaxActiveClusters >= 1); else the smallest C whose slices fit the opt-in shared
 // memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
@@ -29,7 +29,7 @@ namespace divcheck::cuda {
 namespace {
 
 template <class Elem, class Policy>
-__global__ void __launch_bounds__(kThreads, 2) logit_rows_kernel(const RowKernelParams prm) {
+__global__ void __launch_bounds__(kThreads, kRowCtasPerSm) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
@@ -125,7 +125,7 @@ int resident_clusters(RowKernel fn, int ctas, std::size_t smem) {
 
 struct SmemBudget {
   std::size_t one;         // dynamic shared memory one CTA may use (opt-in maximum minus static)
-  std::size_t two_per_sm;  // ... when two CTAs are to share an SM
+  std::size_t shared_sm;   // ... when kRowCtasPerSm CTAs are to share an SM
 };
 
 // The dynamic shared memory a kernel may use; sets the kernel's attributes to the opt-in
@@ -142,8 +142,9 @@ SmemBudget configure(RowKernel fn) {
              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
              "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
-  const int two = std::max(0, std::min(budget, (per_sm - 2 * reserved) / 2 - stat));
-  return {static_cast<std::size_t>(budget), static_cast<std::size_t>(two)};
+  const int k = kRowCtasPerSm;
+  const int shared = std::max(0, std::min(budget, (per_sm - k * reserved) / k - stat));
+  return {static_cast<std::size_t>(budget), static_cast<std::size_t>(shared)};
 }
 
 LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
@@ -170,7 +171,7 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
                         std::to_string(p.dynamic_smem_bytes) + " bytes of shared memory each");
     return p;
   }
-  for (std::size_t limit : {budget.two_per_sm, budget.one})
+  for (std::size_t limit : {budget.shared_sm, budget.one})
     for (int ctas : {1, 2, 4, 8, 16}) {
       if (!stageable(ctas, limit)) continue;
       LogitPlan p = make(ctas, true);

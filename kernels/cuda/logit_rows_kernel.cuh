@@ -16,7 +16,11 @@
 //   not staged (slower fallback, rows too long for the cluster's shared memory):
 //     the same passes read global memory: 4 reads of both rows (3 without gradients).
 // The passes (each thread over its chunks; statistics combined across the cluster):
-//   1. max of y and of x, poison flag (NaN, +inf, or no finite logit: the row is NaN);
+//   1. max (NaN-propagating) and min of y and of x, compared as packed bf16/f16 pairs
+//      (row_range.cuh): the poison flag (NaN, +inf, or no finite logit: the row is NaN) and
+//      whether the row is tame (math::tame_side: finite logits, shifted logits >= -64); tame
+//      rows on the log-softmax path without a support mask take the tame forms of passes 2-4
+//      (no -inf tests, no clamp, no subnormal branch of the exponential: the same values);
 //   2. S of each side, FixedSum of exp((z - m)/T) (exact, order-independent), log S;
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
@@ -25,7 +29,7 @@
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
 //      into the logits' dtype, written with 16-byte stores where the rows are aligned.
 // Summation depth of a row statistic: 3 (chunk) + ceil(W / 4096) (chunks per thread) + 9
-// (CTA tree) + log2 C (cluster tree) <= ceil(V / 1024) + 16 = sigma(V) of the tolerance model.
+// (CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 1024) + 16 = sigma(V).
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
 // On chip besides the slices: the reduction scratch and the cluster slots (< 2 KB).
 // Measured on the H200 at the benchmark shapes (bench/RESULTS.md): 0.07-0.33 of the copy
@@ -58,6 +62,8 @@ struct RowKernelParams {
   float temperature;
   bool prob_path;
   bool staged;
+  bool allow_tame;
+  unsigned long long* tame_rows;  // diagnostics counter or nullptr
   RowOptions opt;
   const float* coef;             // per sequence b; nullptr when no gradient is wanted
   void* gp;                      // d/dy or nullptr
@@ -79,6 +85,8 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   prm.temperature = static_cast<float>(a.temperature);
   prm.prob_path = a.prob_path;
   prm.staged = plan.staged;
+  prm.allow_tame = a.allow_tame;
+  prm.tame_rows = a.tame_rows;
   prm.opt.has_support = a.support != nullptr;
   prm.opt.capped = a.capped;
   prm.opt.max_loss = static_cast<float>(a.max_loss);
@@ -134,27 +142,10 @@ __device__ __forceinline__ void store_shared_chunk(Elem* dst, const RawChunk<Ele
   for (int i = 0; i < RawChunk<Elem>::kWords; ++i) d[i] = c.w[i];
 }
 
-// Max and poison flag of the columns of one chunk.
+// Pass 1 over the thread's chunks of both sides: their range (row_range.cuh); stages the chunks.
 template <class Elem>
-__device__ __forceinline__ void note_chunk(const RawChunk<Elem>& c, int cnt, float& mx, bool& poison) {
-  by_count(cnt, [&](auto whole) {
-#pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
-      if (decltype(whole)::value || k < cnt) {
-        // fmaxf ignores a NaN (flagged here) and takes +inf into the max, where reduce_max
-        // sees it: together math::poisons_row, in two instructions per column.
-        const float z = raw_get<Elem>(c, k);
-        poison = poison || math::is_nan(z);
-        mx = fmaxf(mx, z);
-      }
-    }
-  });
-}
-
-// Pass 1 over the thread's chunks of both sides: max and poison flag; stages the chunks.
-template <class Elem>
-__device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n, float& my, float& mx,
-                            bool& poison) {
+__device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n, SideRange<Elem>& ry,
+                                            SideRange<Elem>& rx) {
   const int chunks = (n + kChunk - 1) / kChunk;
   constexpr int kUnroll = kLoadUnroll<Elem>;
   for (int base = threadIdx.x; base < chunks; base += kUnroll * kThreads) {
@@ -177,8 +168,8 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
           store_shared_chunk(y.s + i * kChunk, cy[u]);
           store_shared_chunk(x.s + i * kChunk, cx[u]);
         }
-        note_chunk(cy[u], cnt, my, poison);
-        note_chunk(cx[u], cnt, mx, poison);
+        ry.add(cy[u], cnt);
+        rx.add(cx[u], cnt);
       }
     }
   }
@@ -214,12 +205,20 @@ __device__ __forceinline__ float temperature_of(const RowKernelParams& prm) {
   return kUnitT ? 1.0f : prm.temperature;
 }
 
-// The column v of both sides (y_v, x_v as floats).
+// The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax path
+// (math::softmax_column_tame: the same values in fewer instructions).
+template <bool kTame>
 __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
                                               float temperature, bool prob_path) {
-  const math::ProbAndLog a = math::softmax_column(zy, py.m, py.s, py.log_s, temperature, prob_path);
-  const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.s, qx.log_s, temperature, prob_path);
-  return Column{a.p, a.lp, b.p, b.lp, s};
+  if constexpr (kTame) {
+    const math::ProbAndLog a = math::softmax_column_tame(zy, py.m, py.log_s, temperature);
+    const math::ProbAndLog b = math::softmax_column_tame(zx, qx.m, qx.log_s, temperature);
+    return Column{a.p, a.lp, b.p, b.lp, s};
+  } else {
+    const math::ProbAndLog a = math::softmax_column(zy, py.m, py.s, py.log_s, temperature, prob_path);
+    const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.s, qx.log_s, temperature, prob_path);
+    return Column{a.p, a.lp, b.p, b.lp, s};
+  }
 }
 
 // The policy's terms of columns [k0, k0 + W) of a chunk, summed pairwise (W a power of two);
@@ -244,7 +243,7 @@ __device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& 
 }
 
 // Pass 4: the gradients of the thread's chunks.
-template <class Elem, class Policy, bool kUnitT, bool kPlain>
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame>
 __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                 const uint8_t* ssrc, int n, const SideRow& py, const SideRow& qx, const float* st,
                                 const RowResult& res, Elem* gp, Elem* gq, bool out_vec) {
@@ -266,7 +265,7 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
         float a = 0.0f, b = 0.0f;
         if (decltype(whole)::value || k < cnt) {
           const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-          const Column c = make_column(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+          const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
                                        temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
           Policy::grads(c, st, prm.opt, res.factor, a, b);
         }
@@ -279,40 +278,29 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
   }
 }
 
-// One valid position: passes 1-4 over this CTA's slice. kPlain: no support mask and the
-// log-softmax path (the common case, compiled without those tests; staged or not, the same
-// arithmetic); policies with one-pass statistics then skip pass 3.
-template <class Elem, class Policy, bool kUnitT, bool kPlain>
-__device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
-                            uint8_t* ss, cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
-  const int64_t off = row * prm.vocab + v0;
-  const Elem* yg = static_cast<const Elem*>(prm.y) + off;
-  const Elem* xg = static_cast<const Elem*>(prm.x) + off;
-  const uint8_t* sg = prm.support ? prm.support + off : nullptr;
-  Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
-  Elem* gq = prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
-  const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
-  const bool in_vec = aligned16(yg) && aligned16(xg);
-  const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  const SliceRef<Elem> y{yg, prm.staged ? ys : nullptr, in_vec};
-  const SliceRef<Elem> x{xg, prm.staged ? xs : nullptr, in_vec};
+// One side pair of a valid position as the passes after the scan see it.
+template <class Elem>
+struct RowSlices {
+  SliceRef<Elem> y, x;
+  const uint8_t* ssrc;  // the support bytes (staged or global), or nullptr
+  int n;                // columns of this CTA's slice
+  Elem* gp;
+  Elem* gq;
+  bool out_vec;
+  bool leader;
+  int64_t row;
+};
+
+// Passes 2-4 of a valid, unpoisoned position. kTame: the row is tame (math::tame_side; only on
+// the kPlain path): the passes take the *_tame forms, which give the same values.
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame>
+__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
+                                        BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+  const SliceRef<Elem>& y = r.y;
+  const SliceRef<Elem>& x = r.x;
+  const uint8_t* ssrc = r.ssrc;
+  const int n = r.n;
   const int chunks = (n + kChunk - 1) / kChunk;
-
-  // Pass 1 (and staging).
-  float my = -math::kInf, mx = -math::kInf;
-  bool poison = false;
-  scan_slices(y, x, n, my, mx, poison);
-  if (prm.staged && sg) copy_bytes(sg, n, ss);
-  reduce_max(cl, sc, slots, rs, my, mx, poison);  // its barriers also publish the staged support bytes
-  if (rs.poison) {
-    const float nan = __int_as_float(kQuietNaNBits);
-    if (leader) prm.row_loss[row] = nan;
-    fill_slice(gp, n, out_vec, nan);
-    fill_slice(gq, n, out_vec, nan);
-    return;
-  }
-  const uint8_t* ssrc = sg ? (prm.staged ? ss : sg) : nullptr;
-
   constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
   float st[Policy::kStats];
   if constexpr (kOnePassRow) {
@@ -336,12 +324,22 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
 #pragma unroll
           for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = 0.0f;
           if (decltype(whole)::value || k < cnt) {
-            const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
-            const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
-            const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
-            ly += math::fixed_term(ey);
-            lx += math::fixed_term(ex);
-            Policy::one_pass_terms(ty, tx, ey, ex, t[k]);
+            const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
+            if constexpr (kTame) {
+              const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
+              const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
+              const float ey = math::f_softmax_exp_ftz(ty), ex = math::f_softmax_exp_ftz(tx);
+              ly += math::fixed_term(ey);
+              lx += math::fixed_term(ex);
+              Policy::one_pass_terms_finite(ty, tx, ey, ex, t[k]);
+            } else {
+              const float ty = math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm));
+              const float tx = math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm));
+              const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
+              ly += math::fixed_term(ey);
+              lx += math::fixed_term(ex);
+              Policy::one_pass_terms(ty, tx, ey, ex, t[k]);
+            }
           }
         }
 #pragma unroll
@@ -351,11 +349,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
 #pragma unroll
       for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = acc[k] + part[k];
     }
-    math::FixedSum fy, fx;
-    fy.add_fixed(ly);
-    fx.add_fixed(lx);
-    reduce_fixed(cl, sc, slots, rs, fy, fx);
-    reduce_sums<Policy::kOnePass>(cl, sc, slots, rs, acc);
+    reduce_stats<Policy::kOnePass, true>(cl, sc, slots, rs, acc, ly, lx);
     Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
   } else {
     // Pass 2: S = sum exp(t_v) of each side, exactly (each thread's terms in a plain 64-bit
@@ -377,10 +371,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
         }
       });
     }
-    math::FixedSum fy, fx;
-    fy.add_fixed(ly);
-    fx.add_fixed(lx);
-    reduce_fixed(cl, sc, slots, rs, fy, fx);
+    reduce_stats<0, true>(cl, sc, slots, rs, nullptr, ly, lx);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
   const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
@@ -396,7 +387,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
       auto column_at = [&](int k) {
-        return make_column(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+        return make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
                            (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kUnitT>(prm),
                            !kPlain && prm.prob_path);
       };
@@ -407,17 +398,61 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
 #pragma unroll
       for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
     }
-    reduce_sums<Policy::kStats>(cl, sc, slots, rs, acc);
+    reduce_stats<Policy::kStats, false>(cl, sc, slots, rs, acc);
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) st[k] = rs.stats[k];
   }
-  const float coef = prm.coef ? prm.coef[row / prm.seq] : 0.0f;
+  const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
   const RowResult res = Policy::finish(st, coef, prm.opt);
-  if (leader) prm.row_loss[row] = res.ell;
+  if (r.leader) prm.row_loss[r.row] = res.ell;
 
   // Pass 4.
-  if (gp || gq)
-    write_gradients<Elem, Policy, kUnitT, kPlain>(prm, y, x, ssrc, n, py, qx, st, res, gp, gq, out_vec);
+  if (r.gp || r.gq)
+    write_gradients<Elem, Policy, kUnitT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+}
+
+// One valid position: the scan (pass 1), then passes 2-4 (row_passes). kPlain: no support
+// mask and the log-softmax path (the common case, compiled without those tests; staged or not,
+// the same arithmetic); policies with one-pass statistics then skip pass 3, and tame rows take
+// the tame forms.
+template <class Elem, class Policy, bool kUnitT, bool kPlain>
+__device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
+                            uint8_t* ss, cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+  const int64_t off = row * prm.vocab + v0;
+  const Elem* yg = static_cast<const Elem*>(prm.y) + off;
+  const Elem* xg = static_cast<const Elem*>(prm.x) + off;
+  const uint8_t* sg = prm.support ? prm.support + off : nullptr;
+  Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
+  Elem* gq = prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
+  const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
+  const bool in_vec = aligned16(yg) && aligned16(xg);
+  const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+  const SliceRef<Elem> y{yg, prm.staged ? ys : nullptr, in_vec};
+  const SliceRef<Elem> x{xg, prm.staged ? xs : nullptr, in_vec};
+
+  // Pass 1 (and staging).
+  SideRange<Elem> ry, rx;
+  scan_slices(y, x, n, ry, rx);
+  if (prm.staged && sg) copy_bytes(sg, n, ss);
+  float range[4];
+  ry.result(range[0], range[2]);
+  rx.result(range[1], range[3]);
+  // Its barriers also publish the staged support bytes.
+  reduce_range(cl, sc, slots, rs, range, temperature_of<kUnitT>(prm));
+  if (rs.poison) {
+    const float nan = __int_as_float(kQuietNaNBits);
+    if (leader) prm.row_loss[row] = nan;
+    fill_slice(gp, n, out_vec, nan);
+    fill_slice(gq, n, out_vec, nan);
+    return;
+  }
+  const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
+  if (kPlain && rs.tame && prm.allow_tame) {
+    if (prm.tame_rows && leader) atomicAdd(prm.tame_rows, 1ull);  // diagnostics only
+    row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, slots, rs);
+  } else {
+    row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, slots, rs);
+  }
 }
 
 // The shared memory of one CTA besides the row slices.
@@ -432,7 +467,7 @@ struct RowKernelShared {
 template <class Elem, class Policy>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
-  const int64_t ctas = static_cast<int64_t>(cl.num_blocks());
+  const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
   const int64_t rank = static_cast<int64_t>(cl.block_rank());
   const int64_t v0 = rank * prm.slice;
   const int64_t left = prm.vocab - v0;
@@ -442,10 +477,10 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   Elem* xs = reinterpret_cast<Elem*>(dyn_smem + slice_bytes);
   uint8_t* ss = dyn_smem + 2 * slice_bytes;
 
-  const int64_t clusters = static_cast<int64_t>(gridDim.x) / ctas;
+  const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
   const bool unit_t = prm.temperature == 1.0f;
   const bool plain = !prm.prob_path && prm.support == nullptr;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) / ctas; row < prm.rows; row += clusters) {
+  for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
       const int64_t off = row * prm.vocab + v0;
       Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;

@@ -10,7 +10,15 @@
 
 namespace divcheck::cuda {
 
-inline constexpr int kRowThreads = 512;
+// Threads per CTA of the row kernel, and how many CTAs per SM the plan aims for (their slices
+// share the SM's shared memory; one CTA's loads overlap another's arithmetic). A build-time
+// choice (CMake DIVCHECK_ROW_THREADS: 512 or 256) so that both can be measured.
+#ifndef DIVCHECK_ROW_THREADS
+#define DIVCHECK_ROW_THREADS 512
+#endif
+inline constexpr int kRowThreads = DIVCHECK_ROW_THREADS;
+static_assert(kRowThreads == 512 || kRowThreads == 256, "DIVCHECK_ROW_THREADS: 512 or 256");
+inline constexpr int kRowCtasPerSm = kRowThreads == 512 ? 2 : 3;
 inline constexpr int kChunkColumns = 8;
 
 inline std::int64_t slice_for(std::int64_t vocab, int ctas) {

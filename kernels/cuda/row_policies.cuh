@@ -50,6 +50,9 @@ struct KlPolicy {
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::kl_one_pass_term(ey, ty, tx);
   }
+  __device__ static void one_pass_terms_finite(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
+    out[0] = math::kl_one_pass_term_finite(ey, ty, tx);  // tame rows: t_y, t_x finite
+  }
   __device__ static void stats_from_one_pass(const float* sums, float sy, float log_sy, float, float log_sx,
                                              float (&st)[kStats]) {
     st[0] = math::kl_from_one_pass(sums[0], sy, log_sy, log_sx);
@@ -100,6 +103,9 @@ struct CrossEntropyPolicy {
   static constexpr int kOnePass = 1;  // B
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::ce_one_pass_term(ey, ty, tx);
+  }
+  __device__ static void one_pass_terms_finite(float, float tx, float ey, float, float (&out)[kOnePass]) {
+    out[0] = math::ce_one_pass_term_finite(ey, tx);  // tame rows: t_y, t_x finite
   }
   __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float log_sx,
                                              float (&st)[kStats]) {

@@ -95,8 +95,10 @@ inline constexpr float kOnePassUp = 18446744073709551616.0f;                    
 
 // The term of one column, with kl_term's structure: t_y = -inf (p = 0) gives 0, t_x = -inf
 // (q = 0 < p) gives +inf; e_y = exp(t_y) may underflow to 0 for a finite t_y: then 0.
+// Finite t_y, t_x (a tame row, softmax.hpp): the term without the zero-probability selects.
+DIVCHECK_HD inline float kl_one_pass_term_finite(float ey, float ty, float tx) { return ey * ((ty - tx) * kOnePassDown); }
 DIVCHECK_HD inline float kl_one_pass_term(float ey, float ty, float tx) {
-  const float v = ey * ((ty - tx) * kOnePassDown);
+  const float v = kl_one_pass_term_finite(ey, ty, tx);
   return ty == -kInf ? 0.0f : (tx == -kInf ? kInf : v);
 }
 DIVCHECK_HD inline float kl_from_one_pass(float a, float sy, float log_sy, float log_sx) {

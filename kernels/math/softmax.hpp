@@ -64,6 +64,30 @@ DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float lo
   return {f_softmax_exp(lp), lp};
 }
 
+// Tame rows. A side is tame when every logit is finite and the smallest shifted logit
+// t_min = (min_v z_v - m) / T is >= kTameShift (tame_side: evaluated exactly as shifted_logit
+// evaluates each t_v, and rounding is monotone, so every t_v >= t_min). Then, bit for bit:
+//   * shifted_logit(z, m, T) == (z - m) / T: no -inf logit, nothing to clamp;
+//   * f_softmax_exp(x) == f_softmax_exp_ftz(x) for x = t_v, lp_v = t_v - log S and lp_v / 2:
+//     S <= V < 2^31 gives log S < 21.5, so x >= -64 - 21.5 and x log2(e) >= -123.4 > -126: the
+//     result is a normal float, which the flushing ex2 returns unchanged.
+// The kernels evaluate tame rows with the *_tame forms below (fewer instructions, the same
+// values); every other row takes the general forms. kernels/cuda tests check the equalities.
+inline constexpr float kTameShift = -64.0f;
+
+DIVCHECK_HD inline bool tame_side(float min_z, float m, float temperature) {
+  return (min_z - m) / temperature >= kTameShift;  // false for a -inf or NaN minimum
+}
+
+// shifted_logit of a tame row.
+DIVCHECK_HD inline float shifted_logit_tame(float z, float m, float temperature) { return (z - m) / temperature; }
+
+// softmax_column of a tame row on the log-softmax path.
+DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s, float temperature) {
+  const float lp = log_softmax_from_shifted(shifted_logit_tame(z, m, temperature), log_s);
+  return {f_softmax_exp_ftz(lp), lp};
+}
+
 // Online logsumexp state: m = running max, s = sum of exp(z - m) so far.
 struct OnlineLse {
   float m = -kInf;

@@ -1,6 +1,7 @@
 // The arithmetic behind the logit kernel's plan (kernels/cuda/plan_math.hpp) at the benchmark
 // shapes, with the H100/H200 shared memory of 228 KB per SM (233472 bytes, 1 KB of it reserved
-// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (under 2 KB):
+// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (17552 bytes with
+// 512 threads: 32-byte reduction records per thread, row_reduce.cuh, and the cluster slots):
 // the smallest cluster whose slices fit two CTAs per SM, else one.
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 namespace divcheck::cuda {
 namespace {
 
-constexpr std::size_t kStatic = 2048;
+constexpr std::size_t kStatic = 17552;
 constexpr std::size_t kTwoPerSm = (233472 - 2 * 1024) / 2 - kStatic;
 constexpr std::size_t kOnePerSm = 232448 - kStatic;
 

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <atomic>
 #include <cstring>
 
 #define __host__
@@ -82,6 +83,9 @@ inline int __any_sync(unsigned, int pred) { return emu::warp_any(pred); }
 inline float __int_as_float(int i) { return emu::from_bits<float>(static_cast<unsigned int>(i)); }
 inline float __uint_as_float(unsigned int i) { return emu::from_bits<float>(i); }
 inline unsigned int __float_as_uint(float f) { return static_cast<unsigned int>(emu::to_bits(f)); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  return std::atomic_ref<unsigned long long>(*p).fetch_add(v);
+}
 template <class T>
 T __ldg(const T* p) {
   return *p;

@@ -1,0 +1,24 @@
+// Device check behind math::tame_side (kernels/math/softmax.hpp): for every float x in
+// [kTameExpLowest, 0], the kernels' softmax exponential f_softmax_exp(x) and the flushing
+// f_softmax_exp_ftz(x) return the same bits. Tame rows only evaluate exponentials of arguments
+// in that range (t_v >= -64, lp_v >= -64 - 21.5, lp_v / 2), so the tame forms equal the
+// general ones there.
+#pragma once
+
+#include <cstdint>
+
+namespace divcheck::gputest {
+
+inline constexpr float kTameExpLowest = -87.0f;  // below -64 - ln(2^31) = -85.49; above ln(FLT_MIN) = -87.34
+
+struct TameExpCheck {
+  std::uint64_t tested = 0;       // floats x checked
+  std::uint64_t mismatches = 0;   // x with different bits
+  std::uint64_t subnormal = 0;    // x whose exp is below FLT_MIN (must be 0 on this range)
+  float first_mismatch = 0.0f;
+};
+
+// Runs on the current CUDA device (throws on a CUDA error).
+TameExpCheck check_tame_exponentials();
+
+}  // namespace divcheck::gputest

@@ -1,0 +1,97 @@
+// The tame forms of the logit kernel (kernels/math/softmax.hpp, math::tame_side): rows whose
+// logits are all finite and whose shifted logits stay above kTameShift take shorter forms of
+// the same formulas. Checked exactly:
+//   * the exponential the tame forms use equals the general one, bit for bit, on every float
+//     of the range they can see (exhaustive);
+//   * with the tame forms allowed or not, every output is bitwise the same, on cases that mix
+//     tame rows with rows the forms must not take (a -inf logit, a spread beyond 64 T, a
+//     support mask, the probability path), and the kernel took the tame forms exactly on the
+//     rows the host predicts (the count is reported by the kernel).
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include "kernels/cuda/case_args.hpp"
+#include "kernels/math/softmax.hpp"
+#include "tests/cpu/test_cases.hpp"
+#include "tests/cuda/gpu_cases.hpp"
+#include "tests/cuda/gpu_test_support.hpp"
+#include "tests/cuda/tame_exp_check.hpp"
+
+namespace divcheck::gputest {
+namespace {
+
+using GpuTame = GpuTest;
+
+TEST_F(GpuTame, ExponentialsOfTheTameRangeAreTheSameBits) {
+  const TameExpCheck r = check_tame_exponentials();
+  std::cout << "[ tame ] " << r.tested << " floats in [" << kTameExpLowest << ", 0]: " << r.mismatches
+            << " mismatches, " << r.subnormal << " subnormal results\n";
+  EXPECT_GT(r.tested, 1000000000u);  // every negative float down to -87: ~1.1e9 of them
+  EXPECT_EQ(r.mismatches, 0u) << "first at x = " << r.first_mismatch;
+  EXPECT_EQ(r.subnormal, 0u);
+  // The range covers every tame argument: t_v >= kTameShift, lp_v >= kTameShift - ln(2^31).
+  EXPECT_LE(kTameExpLowest, math::kTameShift - std::log(2147483648.0));
+}
+
+// Makes position 0 hold a -inf logit and position 2 a spread beyond 64 T on one side (both
+// general rows), and returns how many valid positions the kernel should treat as tame.
+std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
+  const cuda::LogitRoles roles = cuda::logit_roles(c);
+  const cuda::LogitArgs a = cuda::logit_args_of(c, cuda::CudaOptions{});
+  Tensor& y = c.inputs.at(roles.p_name);
+  Tensor& x = c.inputs.at(roles.q_name);
+  const std::int64_t rows = y.dim(0) * y.dim(1), V = y.dim(2);
+  const float T = static_cast<float>(a.temperature);
+  y.set(0 * V + 1, -std::numeric_limits<double>::infinity());
+  if (rows > 2) x.set(2 * V + 3, x.get(2 * V + 3) - 120.0 * a.temperature);
+  const bool plain = roles.support == nullptr && !a.prob_path;
+  std::int64_t tame = 0;
+  general_rows = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (roles.mask && roles.mask->get(r) == 0.0) continue;
+    bool ok = plain;
+    for (const Tensor* side : {&y, &x}) {
+      float mx = -INFINITY, mn = INFINITY;
+      for (std::int64_t v = 0; v < V; ++v) {
+        const float z = static_cast<float>(side->get(r * V + v));
+        mx = std::fmax(mx, z);
+        mn = std::fmin(mn, z);
+      }
+      ok = ok && std::isfinite(mx) && math::tame_side(mn, mx, T);
+    }
+    if (ok) ++tame;
+    else ++general_rows;
+  }
+  return tame;
+}
+
+TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
+  std::int64_t tame_total = 0, general_total = 0, cases = 0;
+  for (DivergenceId id : gpu_rows()) {
+    if (id == DivergenceId::tvd_prob) continue;
+    for (DType dt : {DType::f32, DType::bf16, DType::f16})
+      for (std::uint64_t seed : {11u, 12u}) {
+        Case c = varied_case(id, dt, 2, 4, 3001, seed);
+        std::int64_t general = 0;
+        const std::int64_t expect_tame = shape_rows(c, general);
+        SCOPED_TRACE(label(c));
+        std::int64_t tame_rows = -1, never = -1;
+        const Outputs a = compute(*cuda::make_cuda_backend_with({0, true, true, &tame_rows}), c);
+        const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
+        EXPECT_EQ(tame_rows, expect_tame);
+        EXPECT_EQ(never, 0);
+        EXPECT_TRUE(bitwise_same(a, b));
+        tame_total += expect_tame;
+        general_total += general;
+        ++cases;
+      }
+  }
+  std::cout << "[ tame ] " << cases << " cases: " << tame_total << " tame positions, " << general_total
+            << " general positions\n";
+  EXPECT_GT(tame_total, 50);     // the mix: both kinds of rows occur
+  EXPECT_GT(general_total, 50);
+}
+
+}  // namespace
+}  // namespace divcheck::gputest
