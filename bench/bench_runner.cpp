@@ -209,6 +209,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["copy_GB/s"] = copy_gbps;
   state.counters["frac_of_copy"] = gbps / copy_gbps;
   state.counters["ctas"] = plan.ctas;
+  state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
 }
 

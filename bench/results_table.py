@@ -2,7 +2,8 @@
 """Turns a divcheck_bench JSON file (Google Benchmark, --benchmark_out_format=json) into the
 Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per row of the
 registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
-of the device-to-device copy bandwidth measured in the same run, CTAs per row, staged).
+of the device-to-device copy bandwidth measured in the same run, CTAs per row x threads per CTA,
+staged).
     usage: python3 bench/results_table.py OUT/bench.json
 """
 import json
@@ -29,7 +30,7 @@ def main(path):
         copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
         copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"
         print(f"### {shape}, {dtype} (copy yardstick: {copy} GB/s)\n")
-        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | CTAs | staged |")
+        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | CTAs x threads | staged |")
         print("|---|---|---|---|---|---|---|---|---|")
         for row, modes in rows.items():
             cells = []
@@ -42,7 +43,10 @@ def main(path):
                     cells += ["error: " + m["error"][:40], "", ""]
                 else:
                     cells += [f"{m['real_time']:.3f}", f"{m['GB/s']:.0f}", f"{m['frac_of_copy']:.2f}"]
-                    plan = (f"{m['ctas']:.0f}", "yes" if m["staged"] else "no")
+                    ctas = f"{m['ctas']:.0f}"
+                    if m.get("threads"):
+                        ctas += f" x {m['threads']:.0f}"
+                    plan = (ctas, "yes" if m["staged"] else "no")
             print(f"| {row} | " + " | ".join(cells) + f" | {plan[0]} | {plan[1]} |")
         print()
 

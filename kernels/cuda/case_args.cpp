@@ -100,6 +100,7 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.cluster_ctas = o.cluster_ctas;
   a.allow_staging = o.allow_staging;
   a.allow_tame = o.allow_tame;
+  a.row_threads = o.row_threads;
   return a;
 }
 

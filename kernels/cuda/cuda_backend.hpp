@@ -16,6 +16,7 @@ struct CudaOptions {
   bool allow_tame = true;     // false: tame rows take the general forms too (LogitArgs::allow_tame)
   // When set, each logit-row run stores here how many positions took the tame forms (tests).
   std::int64_t* tame_rows_out = nullptr;
+  int row_threads = 0;        // 0: automatic; else 256 or 512 threads per CTA
 };
 
 // Throws Unavailable when no CUDA device is visible.

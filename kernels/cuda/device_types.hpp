@@ -42,6 +42,7 @@ struct LogitArgs {
   // fixed choice they are bitwise reproducible). 0: automatic; else 1, 2, 4, 8 or 16 CTAs
   // per row (a thread block cluster).
   int cluster_ctas = 0;
+  int row_threads = 0;                          // 0: automatic; else 256 or 512 threads per CTA
   bool allow_staging = true;                    // false: never keep rows in shared memory
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
@@ -49,11 +50,12 @@ struct LogitArgs {
   unsigned long long* tame_rows = nullptr;      // device counter (diagnostics): rows that took the tame forms
 };
 
-// How a launch runs a row: `ctas` CTAs of kRowThreads threads (one thread block cluster) per row;
+// How a launch runs a row: `ctas` CTAs of `threads` threads (one thread block cluster) per row;
 // `staged`: the row slices are kept in shared memory (one HBM read), else every pass reads
 // global memory (slower fallback for rows too long for the cluster's shared memory).
 struct LogitPlan {
   int ctas = 1;
+  int threads = 512;                  // per CTA: 256 or 512
   bool staged = false;
   std::int64_t slice = 0;             // columns per CTA (a multiple of the 8-column chunk)
   std::size_t dynamic_smem_bytes = 0;

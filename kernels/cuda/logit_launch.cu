@@ -3,9 +3,10 @@
 // shared-memory staging, and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel -> reduce_positions.
 //
-// Plan (automatic): the smallest C in {1, 2, 4, 8, 16} whose slices (both rows, plus the
-// support bytes) fit a kRowCtasPerSm-th of an SM's shared memory (a half with 512-thread CTAs),
-// so that CTAs share an SM and one's loads overlap another's arithmetic, and whose cluster the device can schedule
+// Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
+// rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
+// memory, so that three CTAs share an SM and one's loads overlap the others' arithmetic; else
+// 512-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can schedule
 // (cudaOccupancyMaxActiveClusters >= 1); else the smallest C whose slices fit the opt-in shared
 // memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_api.hpp"
@@ -29,7 +31,8 @@ namespace divcheck::cuda {
 namespace {
 
 template <class Elem, class Policy>
-__global__ void __launch_bounds__(kThreads, kRowCtasPerSm) logit_rows_kernel(const RowKernelParams prm) {
+// 64 registers: two 512-thread CTAs (or three of 256) per SM.
+__global__ void __launch_bounds__(kRowThreadsMax, 2) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
@@ -88,6 +91,8 @@ void validate(const LogitArgs& a, bool pointers) {
     require(a.scaling_factor > 0.0 && a.scaling_factor <= 3.4e38, "scaling_factor", std::to_string(a.scaling_factor),
             "must be finite and > 0");
   }
+  require(a.row_threads == 0 || a.row_threads == 256 || a.row_threads == 512, "row_threads",
+          std::to_string(a.row_threads), "must be 0 (automatic), 256 or 512");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -102,10 +107,10 @@ int device_attribute(cudaDeviceAttr attr, const char* name) {
 
 // How many clusters of `ctas` CTAs with `smem` dynamic shared memory the device holds at once
 // (cudaOccupancyMaxActiveClusters); 0 when it cannot run even one.
-int resident_clusters(RowKernel fn, int ctas, std::size_t smem) {
+int resident_clusters(RowKernel fn, int ctas, int threads, std::size_t smem) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(ctas));
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
   cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -124,8 +129,9 @@ int resident_clusters(RowKernel fn, int ctas, std::size_t smem) {
 }
 
 struct SmemBudget {
-  std::size_t one;         // dynamic shared memory one CTA may use (opt-in maximum minus static)
-  std::size_t shared_sm;   // ... when kRowCtasPerSm CTAs are to share an SM
+  std::size_t one;    // dynamic shared memory one CTA may use (opt-in maximum minus static)
+  std::size_t two;    // ... when two CTAs are to share an SM
+  std::size_t three;  // ... when three CTAs are to share an SM
 };
 
 // The dynamic shared memory a kernel may use; sets the kernel's attributes to the opt-in
@@ -142,48 +148,58 @@ SmemBudget configure(RowKernel fn) {
              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   cuda_check(cudaFuncSetAttribute(fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
              "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
-  const int k = kRowCtasPerSm;
-  const int shared = std::max(0, std::min(budget, (per_sm - k * reserved) / k - stat));
-  return {static_cast<std::size_t>(budget), static_cast<std::size_t>(shared)};
+  auto share = [&](int k) {
+    return static_cast<std::size_t>(std::max(0, std::min(budget, (per_sm - k * reserved) / k - stat)));
+  };
+  return {static_cast<std::size_t>(budget), share(2), share(3)};
 }
 
 LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
   const SmemBudget budget = configure(fn);
   const std::size_t elem = float_kind_size(a.dtype);
   const bool support = a.support != nullptr;
-  auto make = [&](int ctas, bool staged) {
+  auto make = [&](int ctas, int threads, bool staged) {
     LogitPlan p;
     p.ctas = ctas;
+    p.threads = threads;
     p.slice = slice_for(a.vocab, ctas);
     p.staged = staged;
-    p.dynamic_smem_bytes = staged ? staged_bytes(p.slice, elem, support) : 0;
+    p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support);
     return p;
   };
-  auto stageable = [&](int ctas, std::size_t limit) {
-    return a.allow_staging && staged_bytes(slice_for(a.vocab, ctas), elem, support) <= limit;
+  auto fits = [&](int ctas, int threads, std::size_t limit) {
+    return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support) <= limit;
+  };
+  auto schedulable = [&](LogitPlan p) {
+    p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes);
+    return p;
   };
   if (a.cluster_ctas != 0) {
-    LogitPlan p = make(a.cluster_ctas, stageable(a.cluster_ctas, budget.one));
-    p.resident_clusters = resident_clusters(fn, p.ctas, p.dynamic_smem_bytes);
+    const int threads = a.row_threads != 0 ? a.row_threads : 512;
+    LogitPlan p = schedulable(make(a.cluster_ctas, threads, fits(a.cluster_ctas, threads, budget.one)));
     if (p.resident_clusters < 1)
       throw Unavailable("cuda backend: this device cannot schedule a cluster of " + std::to_string(p.ctas) +
-                        " CTAs x " + std::to_string(kThreads) + " threads with " +
+                        " CTAs x " + std::to_string(p.threads) + " threads with " +
                         std::to_string(p.dynamic_smem_bytes) + " bytes of shared memory each");
     return p;
   }
-  for (std::size_t limit : {budget.shared_sm, budget.one})
+  // (threads, the shared-memory share of one CTA): three 256-thread CTAs per SM, two of 512,
+  // one of 512; a forced thread count keeps only its own entries.
+  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {512, budget.two}, {512, budget.one}};
+  for (const auto& [threads, limit] : tiers) {
+    if (a.row_threads != 0 && a.row_threads != threads) continue;
     for (int ctas : {1, 2, 4, 8, 16}) {
-      if (!stageable(ctas, limit)) continue;
-      LogitPlan p = make(ctas, true);
-      p.resident_clusters = resident_clusters(fn, p.ctas, p.dynamic_smem_bytes);
+      if (!fits(ctas, threads, limit)) continue;
+      LogitPlan p = schedulable(make(ctas, threads, true));
       if (p.resident_clusters >= 1) return p;
     }
+  }
+  const int fallback_threads = a.row_threads != 0 ? a.row_threads : 512;
   for (int ctas : {8, 4, 2, 1}) {  // the unstaged fallback: every pass reads global memory
-    LogitPlan p = make(ctas, false);
-    p.resident_clusters = resident_clusters(fn, p.ctas, 0);
+    LogitPlan p = schedulable(make(ctas, fallback_threads, false));
     if (p.resident_clusters >= 1) return p;
   }
-  throw Unavailable("cuda backend: this device cannot schedule a CTA of " + std::to_string(kThreads) +
+  throw Unavailable("cuda backend: this device cannot schedule a CTA of " + std::to_string(fallback_threads) +
                     " threads for the logit row kernel");
 }
 
@@ -192,10 +208,10 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
 LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool>;
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging};
+  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
@@ -238,7 +254,7 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   const std::int64_t clusters = std::min<std::int64_t>(rows, INT_MAX / plan.ctas);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(clusters * plan.ctas));
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
   cfg.dynamicSmemBytes = plan.dynamic_smem_bytes;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];

@@ -1,6 +1,7 @@
-// The row kernel of the logit-level divergences: one thread block cluster of C CTAs x 512
-// threads per position (b, t); CTA c owns the columns [c W, c W + W) of the row (W a multiple
-// of the 8-column chunk, plan_math.hpp), and thread t of a CTA owns the chunks t, t + 512, ...
+// The row kernel of the logit-level divergences: one thread block cluster of C CTAs x N threads
+// (N = 256 or 512, the plan's choice) per position (b, t); CTA c owns the columns [c W, c W + W)
+// of the row (W a multiple of the 8-column chunk, plan_math.hpp), and thread t of a CTA owns
+// the chunks t, t + N, ...
 // of its slice: it loads them (16-byte loads), keeps them, and is the only thread that reads
 // them again, so every pass is 16-byte shared-memory reads and float math, and only the row
 // statistics cross threads (row_reduce.cuh).
@@ -8,8 +9,8 @@
 // Passes over HBM and what stays on chip, per valid position:
 //   staged (the plan fits the slices in shared memory; at the benchmark shapes W x 2 rows is
 //   64 KB per CTA for bf16 at V = 128256 (C = 8) and V = 256000 (C = 16) and for f32 at
-//   V = 128256 (C = 16): two CTAs per SM, so one CTA's loads overlap the other's arithmetic;
-//   f32 at V = 256000 stages 128 KB per CTA with C = 16, one CTA per SM):
+//   V = 128256 (C = 16): three 256-thread CTAs per SM, so one CTA's loads overlap the others'
+//   arithmetic; f32 at V = 256000 stages 128 KB per CTA with C = 16: one 512-thread CTA per SM):
 //     read y and x once (the max and the poison flag taken on the way) into shared memory;
 //     every later pass reads shared memory; the gradients are written once.
 //     HBM traffic = the minimum: 2 V reads (+ V support bytes) and one write per gradient.
@@ -148,11 +149,11 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
                                             SideRange<Elem>& rx) {
   const int chunks = (n + kChunk - 1) / kChunk;
   constexpr int kUnroll = kLoadUnroll<Elem>;
-  for (int base = threadIdx.x; base < chunks; base += kUnroll * kThreads) {
+  for (int base = threadIdx.x; base < chunks; base += kUnroll * cta_threads()) {
     RawChunk<Elem> cy[kUnroll], cx[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {  // every load first: they are in flight together
-      const int i = base + u * kThreads;
+      const int i = base + u * cta_threads();
       if (i < chunks) {
         const int cnt = chunk_count(i, n);
         load_raw<Elem, true>(y.g + i * kChunk, cnt, y.vec && cnt == kChunk, cy[u]);
@@ -161,7 +162,7 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int i = base + u * kThreads;
+      const int i = base + u * cta_threads();
       if (i < chunks) {
         const int cnt = chunk_count(i, n);
         if (y.s) {  // staged in full 8-column chunks (the slice buffers are rounded up to chunks)
@@ -176,7 +177,7 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
 }
 
 __device__ __forceinline__ void copy_bytes(const uint8_t* __restrict__ g, int n, uint8_t* stage) {
-  for (int j = threadIdx.x; j < n; j += kThreads) stage[j] = g[j];
+  for (int j = threadIdx.x; j < n; j += cta_threads()) stage[j] = g[j];
 }
 
 // Writes `value` (rounded once to Elem) to every column of the slice's gradient.
@@ -187,7 +188,7 @@ __device__ __forceinline__ void fill_slice(Elem* g, int n, bool vec, float value
 #pragma unroll
   for (int k = 0; k < kChunk; ++k) raw_set<Elem>(c, k, value);
   const int chunks = (n + kChunk - 1) / kChunk;
-  for (int i = threadIdx.x; i < chunks; i += kThreads) {
+  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
     const int cnt = chunk_count(i, n);
     store_raw(g + i * kChunk, cnt, vec && cnt == kChunk, c);
   }
@@ -254,7 +255,7 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     return;
   }
   const int chunks = (n + kChunk - 1) / kChunk;
-  for (int i = threadIdx.x; i < chunks; i += kThreads) {
+  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
     read_chunk(y, i, cnt, cy);
@@ -295,7 +296,7 @@ struct RowSlices {
 // the kPlain path): the passes take the *_tame forms, which give the same values.
 template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
-                                        BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+                                        const BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
   const SliceRef<Elem>& y = r.y;
   const SliceRef<Elem>& x = r.x;
   const uint8_t* ssrc = r.ssrc;
@@ -311,7 +312,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kOnePass];
 #pragma unroll
     for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = 0.0f;
-    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
@@ -356,7 +357,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     // integer: fewer than 2^24 of them, so no carry until the merge).
     const float m0 = rs.max[0], m1 = rs.max[1];
     uint64_t ly = 0, lx = 0;
-    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
@@ -381,7 +382,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kStats];
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
-    for (int i = threadIdx.x; i < chunks; i += kThreads) {
+    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
       const int cnt = chunk_count(i, n);
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
@@ -417,7 +418,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 // the tame forms.
 template <class Elem, class Policy, bool kUnitT, bool kPlain>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
-                            uint8_t* ss, cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+                            uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
   const int64_t off = row * prm.vocab + v0;
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
@@ -457,7 +458,6 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
 
 // The shared memory of one CTA besides the row slices.
 struct RowKernelShared {
-  BlockScratch sc;
   ClusterSlots slots;
   RowShared rs;
 };
@@ -473,9 +473,11 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   const int64_t left = prm.vocab - v0;
   const int n = static_cast<int>(left <= 0 ? 0 : (left < prm.slice ? left : prm.slice));
   const int64_t slice_bytes = (prm.slice * static_cast<int64_t>(sizeof(Elem)) + 15) / 16 * 16;
-  Elem* ys = reinterpret_cast<Elem*>(dyn_smem);
-  Elem* xs = reinterpret_cast<Elem*>(dyn_smem + slice_bytes);
-  uint8_t* ss = dyn_smem + 2 * slice_bytes;
+  const BlockScratch sc{reinterpret_cast<float (*)[kRecordFloats]>(dyn_smem)};  // plan_math.hpp dynamic_bytes
+  unsigned char* staging = dyn_smem + cta_threads() * kRecordFloats * static_cast<int>(sizeof(float));
+  Elem* ys = reinterpret_cast<Elem*>(staging);
+  Elem* xs = reinterpret_cast<Elem*>(staging + slice_bytes);
+  uint8_t* ss = staging + 2 * slice_bytes;
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
   const bool unit_t = prm.temperature == 1.0f;
@@ -491,11 +493,11 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       continue;  // uniform across the cluster: no exchange, no barrier
     }
     if (plain) {
-      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
-      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
+      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
     } else {
-      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
-      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sh.sc, sh.slots, sh.rs);
+      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
+      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
     }
     cl.sync();  // every remote read of this row's slots is done before the next row's writes
   }

@@ -1,8 +1,9 @@
 // The arithmetic of a logit-kernel plan (plain C++, shared by the launcher and the kernel
 // emulator of tests/cuda/emulation): columns per CTA for C CTAs per row (a multiple of the
 // 8-column chunk, so every slice of an aligned row starts 16-byte aligned), and the shared
-// memory a staged slice needs (both rows in their dtype, plus the support bytes; each part
-// rounded up to 16 bytes, so a slice is always whole chunks).
+// memory of a CTA: the reduction records (32 bytes per thread), then, when staged, both rows'
+// slices in their dtype and the support bytes (each part rounded up to 16 bytes, so a slice is
+// always whole chunks).
 #pragma once
 
 #include <cstddef>
@@ -10,16 +11,16 @@
 
 namespace divcheck::cuda {
 
-// Threads per CTA of the row kernel, and how many CTAs per SM the plan aims for (their slices
-// share the SM's shared memory; one CTA's loads overlap another's arithmetic). A build-time
-// choice (CMake DIVCHECK_ROW_THREADS: 512 or 256) so that both can be measured.
-#ifndef DIVCHECK_ROW_THREADS
-#define DIVCHECK_ROW_THREADS 512
-#endif
-inline constexpr int kRowThreads = DIVCHECK_ROW_THREADS;
-static_assert(kRowThreads == 512 || kRowThreads == 256, "DIVCHECK_ROW_THREADS: 512 or 256");
-inline constexpr int kRowCtasPerSm = kRowThreads == 512 ? 2 : 3;
+// Threads per CTA of the row kernel: a plan's choice, 256 or 512 (the kernel reads blockDim.x).
+// The planner prefers 256-thread CTAs, three per SM (more columns per thread, so the per-row
+// costs weigh less, and three CTAs at different phases of their rows), when their slices fit a
+// third of an SM's shared memory; else 512-thread CTAs, two per SM, then one (bench/RESULTS.md).
+inline constexpr int kRowThreadsMax = 512;
 inline constexpr int kChunkColumns = 8;
+// One thread's record for the CTA reductions (row_reduce.cuh), in dynamic shared memory.
+inline constexpr int kRecordFloats = 8;
+
+inline std::size_t record_bytes(int threads) { return static_cast<std::size_t>(threads) * kRecordFloats * 4; }
 
 inline std::int64_t slice_for(std::int64_t vocab, int ctas) {
   const std::int64_t per = (vocab + ctas - 1) / ctas;
@@ -30,6 +31,11 @@ inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool suppo
   auto r16 = [](std::size_t n) { return (n + 15) / 16 * 16; };
   const auto w = static_cast<std::size_t>(slice);
   return 2 * r16(w * elem) + (support ? r16(w) : 0);
+}
+
+// The dynamic shared memory of a CTA: the reduction records, then (staged) the slices.
+inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support) {
+  return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support) : 0);
 }
 
 }  // namespace divcheck::cuda

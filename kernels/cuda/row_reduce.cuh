@@ -1,16 +1,17 @@
-// Row reductions of the logit kernel: inside a CTA of kThreads threads and across the CTAs of
+// Row reductions of the logit kernel: inside a CTA of 256 or 512 threads and across the CTAs of
 // a thread block cluster (distributed shared memory, DSMEM), all in a fixed order, no atomics.
 //
 // Inside the CTA every thread writes its partials as one record to shared memory (BlockScratch;
 // one or two 16-byte stores), and warp 0 alone combines them: lane l takes the records of
-// threads l, l + 32, ..., l + 32 (kWarps - 1), pairwise over that index (log2 kWarps levels),
+// threads l, l + 32, ..., l + 480 (those that exist), pairwise over that index (4 levels),
 // then the 32 lanes by the warp-shuffle tree of reduction_order.hpp (offsets 16..1, 5 levels).
 // (The other warps wait at the barrier and issue nothing: a row's reductions cost the SM a few
 // instructions per warp instead of a shuffle tree in every warp.) Lane 0 publishes the CTA's
 // result in its ClusterSlots, cluster.sync() (release/acquire), and one thread per statistic
 // combines the C CTA results by a pairwise tree over the CTA rank (offsets C/2..1), the same in
 // every CTA, so every CTA holds bitwise the same row statistic.
-//   * float sums: depth log2(kWarps) + 5 + log2 C (9 + log2 C for 512 threads);
+//   * float sums: depth log2(16) + 5 + log2 C = 9 + log2 C (a 256-thread CTA's tree is the
+//     same with its missing half skipped: depth 8 + log2 C);
 //   * max (NaN-propagating) and min: exact in any order;
 //   * FixedSum (math/exact_sum.hpp): integer, exact in any order.
 // The kernel ends every processed row with one more cluster.sync(), so no slot is overwritten
@@ -30,17 +31,18 @@ namespace divcheck::cuda {
 
 namespace cg = cooperative_groups;
 
-inline constexpr int kThreads = kRowThreads;  // plan_math.hpp
-inline constexpr int kWarps = kThreads / 32;
-inline constexpr int kMaxStats = 7;             // total_variation: |p - q| and six class masses
+inline constexpr int kMaxWarps = kRowThreadsMax / 32;  // 16
+inline constexpr int kMaxStats = 7;                      // total_variation: |p - q| and six class masses
 inline constexpr int kMaxCtas = 16;
-inline constexpr int kRecordFloats = 8;         // one thread's record: 32 bytes
-static_assert(kWarps <= 32 && (kWarps & (kWarps - 1)) == 0, "warp 0 combines the records of whole warps");
 static_assert(kMaxStats <= kRecordFloats, "a record holds every statistic");
 
-// Per-CTA scratch of the reductions: one record per thread.
+// The CTA's threads (a plan's choice: 256 or 512, plan_math.hpp).
+__device__ __forceinline__ int cta_threads() { return static_cast<int>(blockDim.x); }
+
+// Per-CTA scratch of the reductions: one record per thread (at the start of the dynamic shared
+// memory, plan_math.hpp dynamic_bytes).
 struct BlockScratch {
-  alignas(16) float rec[kThreads][kRecordFloats];
+  float (*rec)[kRecordFloats];
 };
 
 // What one CTA contributes to a row's statistics; read by the other CTAs through DSMEM.
@@ -68,7 +70,7 @@ __device__ __forceinline__ float warp_tree_sum(float v) {
 
 // This thread's first N record floats (N a multiple of 4) to shared memory.
 template <int N>
-__device__ __forceinline__ void put_record(BlockScratch& sc, const float (&v)[N]) {
+__device__ __forceinline__ void put_record(const BlockScratch& sc, const float (&v)[N]) {
   static_assert(N % 4 == 0 && N <= kRecordFloats, "whole 16-byte words");
   float4* d = reinterpret_cast<float4*>(sc.rec[threadIdx.x]);
 #pragma unroll
@@ -88,16 +90,24 @@ __device__ __forceinline__ void get_record(const BlockScratch& sc, int thread, f
 }
 
 // Warp 0, lane l: the records of threads l + 32 j, j in [j0, j0 + J), combined pairwise over j
-// (combine(a, b) updates a). Depth-first, so at most log2 J partial records are live.
+// (combine(a, b) updates a); the warps a 256-thread CTA lacks contribute `identity`.
+// Depth-first, so at most log2 J partial records are live. The tree has log2 kMaxWarps levels
+// for either CTA size.
 template <int J, int N, class Combine>
 __device__ __forceinline__ void lane_pairwise(const BlockScratch& sc, int lane, int j0, const Combine& combine,
-                                              float (&out)[N]) {
+                                              const float (&identity)[N], float (&out)[N]) {
   if constexpr (J == 1) {
-    get_record(sc, lane + 32 * j0, out);
+    if (32 * j0 < cta_threads()) {
+      get_record(sc, lane + 32 * j0, out);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) out[i] = identity[i];
+    }
   } else {
     float b[N];
-    lane_pairwise<J / 2>(sc, lane, j0, combine, out);
-    lane_pairwise<J / 2>(sc, lane, j0 + J / 2, combine, b);
+    lane_pairwise<J / 2>(sc, lane, j0, combine, identity, out);
+    if (32 * (j0 + J / 2) >= cta_threads()) return;  // the right half is all identity
+    lane_pairwise<J / 2>(sc, lane, j0 + J / 2, combine, identity, b);
     combine(out, b);
   }
 }
@@ -105,7 +115,7 @@ __device__ __forceinline__ void lane_pairwise(const BlockScratch& sc, int lane, 
 // The range of each side's logits over the cluster: max (NaN-propagating) and min. Gives the
 // row's maxima, the poison flag (docs/semantics.md rule 1: a NaN or +inf logit, or a side with
 // no finite logit) and whether both sides are tame (math::tame_side).
-__device__ inline void reduce_range(cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
+__device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
                                     const float (&range)[4], float temperature) {
   auto combine = [](float (&r)[4], const float (&o)[4]) {
     r[0] = max_nan(r[0], o[0]);
@@ -117,8 +127,9 @@ __device__ inline void reduce_range(cg::cluster_group& cl, BlockScratch& sc, Clu
   __syncthreads();
   const int lane = threadIdx.x & 31;
   if (threadIdx.x < 32) {
+    constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
     float r[4];
-    lane_pairwise<kWarps>(sc, lane, 0, combine, r);
+    lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kIdentity, r);
 #pragma unroll
     for (int offset = 16; offset >= 1; offset >>= 1) {
       float o[4];
@@ -179,7 +190,7 @@ __device__ __forceinline__ float cluster_tree_sum(cg::cluster_group& cl, Cluster
 // The per-thread fixed sums are plain 64-bit integers (fewer than 2^24 terms of at most 2^40);
 // warp 0 adds them into FixedSums with a carry word (exact, any order).
 template <int K, bool kFixed>
-__device__ void reduce_stats(cg::cluster_group& cl, BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
+__device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
                              const float* acc, uint64_t ly = 0, uint64_t lx = 0) {
   constexpr int kOff = kFixed ? 4 : 0;  // the fixed sums take the first 4 record words
   constexpr int kN = (kOff + K + 3) / 4 * 4;
@@ -208,8 +219,9 @@ __device__ void reduce_stats(cg::cluster_group& cl, BlockScratch& sc, ClusterSlo
         fx.add_fixed((static_cast<uint64_t>(float_bits(b[3])) << 32) | float_bits(b[2]));
       }
     };
+    constexpr float kZeros[kN] = {};
     float r[kN];
-    lane_pairwise<kWarps>(sc, lane, 0, combine, r);
+    lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kZeros, r);
     if constexpr (kFixed) {  // the first record's integers (combine folded every other one)
       fy.add_fixed((static_cast<uint64_t>(float_bits(r[1])) << 32) | float_bits(r[0]));
       fx.add_fixed((static_cast<uint64_t>(float_bits(r[3])) << 32) | float_bits(r[2]));

@@ -66,8 +66,10 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
       SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
       const cuda::LogitPlan plan = cuda::plan_for_case(c, CudaOptions{});
       const Outputs a = compute(gpu(), c);
-      const Outputs b = compute(*cuda::make_cuda_backend_with(CudaOptions{plan.ctas, plan.staged}), c);
-      EXPECT_TRUE(bitwise_same(a, b)) << plan.ctas << " CTAs, staged " << plan.staged;
+      const Outputs b = compute(
+          *cuda::make_cuda_backend_with(CudaOptions{plan.ctas, plan.staged, true, nullptr, plan.threads}), c);
+      EXPECT_TRUE(bitwise_same(a, b)) << plan.ctas << " CTAs x " << plan.threads << " threads, staged "
+                                      << plan.staged;
     }
 }
 
@@ -79,7 +81,8 @@ TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {
       c.inputs.erase("support_mask");
       SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
       const cuda::LogitPlan plan = cuda::plan_for_case(c, CudaOptions{});
-      std::cout << "[ plan ] V=" << V << " " << short_name(dt) << ": " << plan.ctas << " CTAs per row, "
+      std::cout << "[ plan ] V=" << V << " " << short_name(dt) << ": " << plan.ctas << " CTAs x " << plan.threads
+                << " threads per row, "
                 << (plan.staged ? "staged" : "NOT staged (multi-pass fallback)") << ", slice " << plan.slice
                 << " columns, " << plan.dynamic_smem_bytes << " bytes of shared memory per CTA\n";
       // 2 bytes x 2 rows x V / C fits 227 KB with C = 4 (128256) or 8 (256000); f32 needs

@@ -50,7 +50,7 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
   // Two clusters (when there are two rows) so that the grid-stride row loop is exercised.
   const unsigned clusters = prm.rows >= 2 ? 2u : 1u;
   emu::launch(
-      {clusters * ctas, static_cast<unsigned>(kThreads), ctas},
+      {clusters * ctas, static_cast<unsigned>(plan.threads), ctas},
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
@@ -122,9 +122,11 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   LogitPlan plan;
   plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
   plan.slice = slice_for(a.vocab, plan.ctas);
+  plan.threads = options_.row_threads == 0 ? 512 : options_.row_threads;
   const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
   plan.staged = options_.allow_staging && need <= kSharedBudget;
-  plan.dynamic_smem_bytes = plan.staged ? need : 0;
+  plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),
+                                          a.support != nullptr);
 
   // The launch sequence of launch_logit_divergence.
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);

@@ -64,11 +64,12 @@ TEST(KernelEmulation, OneCtaPerRowLongRowsAreWithinBound) {
 }
 
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal.
-void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V) {
+void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V, int threads = 512) {
   const Case c = varied_case(id, DType::bf16, 1, 2, V, 70);
-  SCOPED_TRACE(label(c) + " " + std::to_string(ctas) + " CTAs, V=" + std::to_string(V));
-  const Outputs a = compute(*make_emulated_cuda_backend(CudaOptions{ctas, true}), c);
-  const Outputs b = compute(*make_emulated_cuda_backend(CudaOptions{ctas, false}), c);
+  SCOPED_TRACE(label(c) + " " + std::to_string(ctas) + " CTAs x " + std::to_string(threads) +
+               " threads, V=" + std::to_string(V));
+  const Outputs a = compute(*make_emulated_cuda_backend(CudaOptions{ctas, true, true, nullptr, threads}), c);
+  const Outputs b = compute(*make_emulated_cuda_backend(CudaOptions{ctas, false, true, nullptr, threads}), c);
   EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
   EXPECT_TRUE(bitwise_same(a, b)) << "staged and unstaged differ";
 }
@@ -76,6 +77,11 @@ void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V) {
 TEST(KernelEmulation, ClustersOfTwoAreWithinBoundForEveryLogitRow) {
   for (DivergenceId id : gpu_rows())
     if (id != DivergenceId::tvd_prob) expect_cluster_plan_sound(id, 2, 3001);
+}
+
+TEST(KernelEmulation, ClustersOf256ThreadCtasAreWithinBoundForEveryLogitRow) {
+  for (DivergenceId id : gpu_rows())
+    if (id != DivergenceId::tvd_prob) expect_cluster_plan_sound(id, 2, 3001, 256);
 }
 
 TEST(KernelEmulation, ClustersOfFourAndSixteenWithEmptySlicesAreWithinBound) {

@@ -1,8 +1,9 @@
 // The arithmetic behind the logit kernel's plan (kernels/cuda/plan_math.hpp) at the benchmark
 // shapes, with the H100/H200 shared memory of 228 KB per SM (233472 bytes, 1 KB of it reserved
-// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (17552 bytes with
-// 512 threads: 32-byte reduction records per thread, row_reduce.cuh, and the cluster slots):
-// the smallest cluster whose slices fit two CTAs per SM, else one.
+// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (the cluster slots
+// and row statistics, under 256 bytes; the reduction records are dynamic, 32 bytes per thread):
+// 256-thread CTAs with the smallest cluster whose slices fit three per SM, else 512-thread CTAs
+// two per SM, else one.
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/plan_math.hpp"
@@ -10,14 +11,15 @@
 namespace divcheck::cuda {
 namespace {
 
-constexpr std::size_t kStatic = 17552;
+constexpr std::size_t kStatic = 256;
+constexpr std::size_t kThreePerSm = (233472 - 3 * 1024) / 3 - kStatic;
 constexpr std::size_t kTwoPerSm = (233472 - 2 * 1024) / 2 - kStatic;
 constexpr std::size_t kOnePerSm = 232448 - kStatic;
 
-// The smallest power-of-two CTA count <= 16 whose slices fit `budget`, or 0.
-int smallest_fitting(std::int64_t vocab, std::size_t elem, std::size_t budget) {
+// The smallest power-of-two CTA count <= 16 whose staged CTAs of `threads` fit `budget`, or 0.
+int smallest_fitting(std::int64_t vocab, std::size_t elem, int threads, std::size_t budget) {
   for (int c : {1, 2, 4, 8, 16})
-    if (staged_bytes(slice_for(vocab, c), elem, false) <= budget) return c;
+    if (dynamic_bytes(threads, true, slice_for(vocab, c), elem, false) <= budget) return c;
   return 0;
 }
 
@@ -36,12 +38,14 @@ TEST(PlanMath, SlicesAreWholeChunksCoveringTheRow) {
   EXPECT_EQ(staged_bytes(8, 2, true), 2u * 16u + 16u);
 }
 
-TEST(PlanMath, BenchmarkShapesStageTwoCtasPerSmExceptF32At256000) {
-  EXPECT_EQ(smallest_fitting(128256, 2, kTwoPerSm), 8);   // bf16: 2 x 2 x 16032 = 64 KB per CTA
-  EXPECT_EQ(smallest_fitting(128256, 4, kTwoPerSm), 16);  // f32:  2 x 4 x 8016 = 64 KB
-  EXPECT_EQ(smallest_fitting(256000, 2, kTwoPerSm), 16);  // bf16: 2 x 2 x 16000 = 64 KB
-  EXPECT_EQ(smallest_fitting(256000, 4, kTwoPerSm), 0);   // f32:  2 x 4 x 16000 = 128 KB with C = 16
-  EXPECT_EQ(smallest_fitting(256000, 4, kOnePerSm), 16);  //       one CTA per SM
+TEST(PlanMath, BenchmarkShapesStageThree256ThreadCtasPerSmExceptF32At256000) {
+  EXPECT_EQ(record_bytes(256), 8192u);
+  EXPECT_EQ(smallest_fitting(128256, 2, 256, kThreePerSm), 8);   // bf16: 2 x 2 x 16032 + 8 KB = 72 KB per CTA
+  EXPECT_EQ(smallest_fitting(128256, 4, 256, kThreePerSm), 16);  // f32:  2 x 4 x 8016 + 8 KB
+  EXPECT_EQ(smallest_fitting(256000, 2, 256, kThreePerSm), 16);  // bf16: 2 x 2 x 16000 + 8 KB
+  EXPECT_EQ(smallest_fitting(256000, 4, 256, kThreePerSm), 0);   // f32:  2 x 4 x 16000 = 128 KB with C = 16
+  EXPECT_EQ(smallest_fitting(256000, 4, 512, kTwoPerSm), 0);
+  EXPECT_EQ(smallest_fitting(256000, 4, 512, kOnePerSm), 16);    //       one 512-thread CTA per SM
 }
 
 }  // namespace
