@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/bulk_copy.cuh"
 #include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/element_io.cuh"
 #include "kernels/cuda/row_policies.cuh"
@@ -172,6 +173,32 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
         ry.add(cy[u], cnt);
         rx.add(cx[u], cnt);
       }
+    }
+  }
+}
+
+// Pass 1 over a slice staged by the bulk copy engine (whole chunks; process_row): the range of
+// the thread's chunks read from shared memory; the slice's partial last chunk, which the engine
+// does not copy, is loaded from global memory and staged by its thread.
+template <class Elem>
+__device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n,
+                                                 SideRange<Elem>& ry, SideRange<Elem>& rx) {
+  const int chunks = (n + kChunk - 1) / kChunk, whole = n / kChunk;
+  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
+    RawChunk<Elem> cy, cx;
+    if (i < whole) {
+      load_raw<Elem, false>(y.s + i * kChunk, kChunk, true, cy);
+      load_raw<Elem, false>(x.s + i * kChunk, kChunk, true, cx);
+      ry.add_whole(cy);
+      rx.add_whole(cx);
+    } else {
+      const int cnt = chunk_count(i, n);
+      load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
+      load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
+      store_shared_chunk(y.s + i * kChunk, cy);
+      store_shared_chunk(x.s + i * kChunk, cx);
+      ry.add(cy, cnt);
+      rx.add(cx, cnt);
     }
   }
 }
@@ -418,7 +445,8 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 // the tame forms.
 template <class Elem, class Policy, bool kUnitT, bool kPlain>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
-                            uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+                            uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
+                            BulkBarrier& bar, unsigned& bulk_uses) {
   const int64_t off = row * prm.vocab + v0;
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
@@ -431,9 +459,25 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const SliceRef<Elem> y{yg, prm.staged ? ys : nullptr, in_vec};
   const SliceRef<Elem> x{xg, prm.staged ? xs : nullptr, in_vec};
 
-  // Pass 1 (and staging).
+  // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
+  // chunks (bulk_copy.cuh; the end-of-row cluster barrier has retired every read of the
+  // previous row's slices); else each thread loads and stages its chunks.
   SideRange<Elem> ry, rx;
-  scan_slices(y, x, n, ry, rx);
+  if (prm.staged && in_vec) {
+    const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
+    if (bytes > 0) {
+      if (threadIdx.x == 0) {
+        bulk_arm(bar, 2 * bytes);
+        bulk_copy(ys, yg, bytes, bar);
+        bulk_copy(xs, xg, bytes, bar);
+      }
+      bulk_wait(bar, bulk_uses & 1u);
+      ++bulk_uses;
+    }
+    scan_bulk_staged(y, x, n, ry, rx);
+  } else {
+    scan_slices(y, x, n, ry, rx);
+  }
   if (prm.staged && sg) copy_bytes(sg, n, ss);
   float range[4];
   ry.result(range[0], range[2]);
@@ -458,6 +502,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
 
 // The shared memory of one CTA besides the row slices.
 struct RowKernelShared {
+  BulkBarrier bar;
   ClusterSlots slots;
   RowShared rs;
 };
@@ -480,6 +525,9 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   uint8_t* ss = staging + 2 * slice_bytes;
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
+  if (threadIdx.x == 0) bulk_barrier_init(sh.bar);
+  __syncthreads();
+  unsigned bulk_uses = 0;  // completed phases of sh.bar (the same count in every thread)
   const bool unit_t = prm.temperature == 1.0f;
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
@@ -493,11 +541,11 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       continue;  // uniform across the cluster: no exchange, no barrier
     }
     if (plain) {
-      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
-      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
+      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
+      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
     } else {
-      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
-      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs);
+      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
+      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
     }
     cl.sync();  // every remote read of this row's slots is done before the next row's writes
   }
