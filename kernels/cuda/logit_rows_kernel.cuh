@@ -11,8 +11,9 @@
 //   64 KB per CTA for bf16 at V = 128256 (C = 8) and V = 256000 (C = 16) and for f32 at
 //   V = 128256 (C = 16): three 256-thread CTAs per SM, so one CTA's loads overlap the others'
 //   arithmetic; f32 at V = 256000 stages 128 KB per CTA with C = 16: one 512-thread CTA per SM):
-//     read y and x once (the max and the poison flag taken on the way) into shared memory;
-//     every later pass reads shared memory; the gradients are written once.
+//     read y and x once into shared memory (aligned rows: one thread asks the bulk copy
+//     engine for the slice's whole chunks, bulk_copy.cuh; else each thread stages its chunks),
+//     then the scan and every later pass read shared memory; the gradients are written once.
 //     HBM traffic = the minimum: 2 V reads (+ V support bytes) and one write per gradient.
 //   not staged (slower fallback, rows too long for the cluster's shared memory):
 //     the same passes read global memory: 4 reads of both rows (3 without gradients).
@@ -29,13 +30,14 @@
 //      pass 2 instead (the one-pass forms of kernels/math/kl.hpp): no pass 3;
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
 //      into the logits' dtype, written with 16-byte stores where the rows are aligned.
-// Summation depth of a row statistic: 3 (chunk) + ceil(W / 4096) (chunks per thread) + 9
-// (CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 1024) + 16 = sigma(V).
+// Summation depth of a row statistic: 3 (chunk) + ceil(W / 8N) (chunks per thread) + 9 (8 for
+// N = 256: CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 2048) + 16 <= sigma(V).
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
 // On chip besides the slices: the reduction scratch and the cluster slots (< 2 KB).
-// Measured on the H200 at the benchmark shapes (bench/RESULTS.md): 0.07-0.33 of the copy
-// bandwidth for bf16 rows, 0.09-0.35 for f32 (KL and cross-entropy best, Jensen-Shannon worst):
-// instruction-bound (~69 instructions per column for KL bf16 forward), not memory-bound.
+// Measured on the H200 at the benchmark shapes (bench/RESULTS.md): 0.08-0.51 of the copy
+// bandwidth for bf16 rows, 0.09-0.53 for f32 (KL and cross-entropy best, Jensen-Shannon worst);
+// KL bf16 forward: 33.6 instructions per column, issue slots 51% busy, a third of the stalls at
+// the row barriers: bound by instructions and barrier latency, not by memory.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
 // division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
 // in logit_launch.cu; this header is also compiled by the kernel emulator (tests/cuda).
@@ -352,6 +354,8 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 #pragma unroll
           for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = 0.0f;
           if (decltype(whole)::value || k < cnt) {
+            // Tame rows: the tame forms (the same values in fewer instructions). The two
+            // branches are spelled out: the SASS of this form is the one measured on the H200.
             const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
             if constexpr (kTame) {
               const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));

@@ -29,6 +29,19 @@ struct PairBits<__half> {
   static constexpr uint32_t kNegInf = 0xfc00fc00u, kPosInf = 0x7c007c00u, kNaN = 0x7e00u;
 };
 
+#if !defined(__CUDA_ARCH__)
+// The emulator's model of a packed-pair instruction: pick(fa, fb, a_bits, b_bits) per half.
+template <class Elem, class Pick>
+uint32_t emulate_pair(uint32_t a, uint32_t b, const Pick& pick) {
+  uint32_t d = 0;
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t ab = (a >> (16 * h)) & 0xffffu, bb = (b >> (16 * h)) & 0xffffu;
+    d |= pick(ElemIo<Elem>::from_bits(ab), ElemIo<Elem>::from_bits(bb), ab, bb) << (16 * h);
+  }
+  return d;
+}
+#endif
+
 // Element-wise max of two packed pairs, NaN if either element is NaN.
 template <class Elem>
 __device__ __forceinline__ uint32_t pair_max_nan(uint32_t a, uint32_t b) {
@@ -40,14 +53,9 @@ __device__ __forceinline__ uint32_t pair_max_nan(uint32_t a, uint32_t b) {
     asm("max.NaN.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 #else
-  uint32_t d = 0;
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t ab = (a >> (16 * h)) & 0xffffu, bb = (b >> (16 * h)) & 0xffffu;
-    const float fa = ElemIo<Elem>::from_bits(ab), fb = ElemIo<Elem>::from_bits(bb);
-    const uint32_t r = (math::is_nan(fa) || math::is_nan(fb)) ? PairBits<Elem>::kNaN : (fb > fa ? bb : ab);
-    d |= r << (16 * h);
-  }
-  return d;
+  return emulate_pair<Elem>(a, b, [](float fa, float fb, uint32_t ab, uint32_t bb) {
+    return (math::is_nan(fa) || math::is_nan(fb)) ? PairBits<Elem>::kNaN : (fb > fa ? bb : ab);
+  });
 #endif
 }
 
@@ -62,14 +70,9 @@ __device__ __forceinline__ uint32_t pair_min(uint32_t a, uint32_t b) {
     asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
   return d;
 #else
-  uint32_t d = 0;
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t ab = (a >> (16 * h)) & 0xffffu, bb = (b >> (16 * h)) & 0xffffu;
-    const float fa = ElemIo<Elem>::from_bits(ab), fb = ElemIo<Elem>::from_bits(bb);
-    const uint32_t r = math::is_nan(fa) ? bb : (math::is_nan(fb) ? ab : (fb < fa ? bb : ab));
-    d |= r << (16 * h);
-  }
-  return d;
+  return emulate_pair<Elem>(a, b, [](float fa, float fb, uint32_t ab, uint32_t bb) {
+    return math::is_nan(fa) ? bb : (math::is_nan(fb) ? ab : (fb < fa ? bb : ab));
+  });
 #endif
 }
 
