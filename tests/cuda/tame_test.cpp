@@ -89,8 +89,13 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
   }
   std::cout << "[ tame ] " << cases << " cases: " << tame_total << " tame positions, " << general_total
             << " general positions\n";
-  EXPECT_GT(tame_total, 50);     // the mix: both kinds of rows occur
-  EXPECT_GT(general_total, 50);
+  // The mix. General rows: shape_rows forces positions 0 (a -inf logit) and 2 (a spread of
+  // 120 T) of every case to be general, so at least 2 per case (fails if the forcing does not
+  // make them general). Tame rows: the plain cases (no support mask, log-softmax path) with
+  // their other positions; 120 on these seeds (H200 run of 2026-12-01), the floor of 50 only
+  // keeps the tame rows from silently disappearing from the comparison.
+  EXPECT_GT(tame_total, 50);
+  EXPECT_GE(general_total, 2 * cases);
 }
 
 }  // namespace
