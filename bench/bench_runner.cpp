@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -85,6 +86,19 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
   return reads + writes;
 }
 
+// DIVCHECK_BENCH_ROW_GRID=1 or 2 forces LogitArgs::row_grid (one cluster per row, or the
+// persistent grid): A/B runs of the row grid in one session (bench/RESULTS.md). Unset: automatic.
+int forced_row_grid() {
+  static const int grid = [] {
+    const char* v = std::getenv("DIVCHECK_BENCH_ROW_GRID");
+    if (v == nullptr || *v == '\0') return 0;
+    if (std::strcmp(v, "1") == 0) return 1;
+    if (std::strcmp(v, "2") == 0) return 2;
+    throw InvalidArgument("DIVCHECK_BENCH_ROW_GRID", v, "must be 1 (one cluster per row) or 2 (persistent)");
+  }();
+  return grid;
+}
+
 // Enqueues one computation; returns the plan (ctas 0 for tvd_prob).
 cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   unsigned char* in = d.inputs.as<unsigned char>();
@@ -115,6 +129,7 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.grad_q = s.backward ? gr + d.tensor_bytes : nullptr;
   a.loss = d.loss.as<float>();
   a.workspace = d.work.get();
+  a.row_grid = forced_row_grid();
   return cuda::launch_logit_divergence(a, stream);
 }
 
@@ -211,6 +226,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["ctas"] = plan.ctas;
   state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
+  state.counters["persistent"] = plan.persistent ? 1 : 0;
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // flight together and no thread spends instructions on moving it.
 //
 // Protocol per use (logit_rows_kernel.cuh): every thread is past its last read of the buffers
-// (the kernel's end-of-row cluster barrier); thread 0 orders those generic-proxy reads before
+// (the kernel's end-of-row CTA barrier); thread 0 orders those generic-proxy reads before
 // the async-proxy writes (fence.proxy.async), arms the barrier with the byte count
 // (arrive.expect_tx) and issues the copies; every thread waits for the phase to complete.
 // Sizes and addresses are multiples of 16 bytes (the caller copies whole 16-byte chunks).

@@ -101,6 +101,7 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.allow_staging = o.allow_staging;
   a.allow_tame = o.allow_tame;
   a.row_threads = o.row_threads;
+  a.row_grid = o.row_grid;
   return a;
 }
 

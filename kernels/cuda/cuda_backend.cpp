@@ -167,8 +167,9 @@ LogitPlan plan_for_case(const Case& c, const CudaOptions& options) {
     throw InvalidArgument("case.id", std::string(name_of(c.id)), "not a logit row of the cuda backend");
   validate_case(c);
   LogitArgs a = logit_args_of(c, options);
-  static const std::uint8_t present = 1;  // planning reads only whether a support mask exists
-  if (logit_roles(c).support) a.support = &present;
+  static std::uint8_t present = 1;  // planning reads only whether a support mask exists and
+  if (logit_roles(c).support) a.support = &present;  // whether gradients are wanted
+  if (!c.wants_grad.empty()) a.grad_p = &present;
   return plan_logit_divergence(a);
 }
 

@@ -43,6 +43,11 @@ struct LogitArgs {
   // per row (a thread block cluster).
   int cluster_ctas = 0;
   int row_threads = 0;                          // 0: automatic; else 256 or 512 threads per CTA
+  // 0: automatic (2 for forward-only launches, else 1); 1: one cluster per row; 2: the
+  // clusters the device holds at once loop over the rows, and a forward-only launch prefetches
+  // each cluster's next row into shared memory while the current row's last exchange
+  // completes (kernels/cuda/logit_rows_kernel.cuh).
+  int row_grid = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
@@ -60,6 +65,7 @@ struct LogitPlan {
   std::int64_t slice = 0;             // columns per CTA (a multiple of the 8-column chunk)
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
+  bool persistent = false;            // LogitArgs::row_grid 2: resident clusters loop over the rows
 };
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };

@@ -6,9 +6,9 @@
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
 // memory, so that three CTAs share an SM and one's loads overlap the others' arithmetic; else
-// 512-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can schedule
-// (cudaOccupancyMaxActiveClusters >= 1); else the smallest C whose slices fit the opt-in shared
-// memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
+// 256-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can
+// schedule (cudaOccupancyMaxActiveClusters >= 1); else 512-thread CTAs with the smallest C whose
+// slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
 // support, device), so results are bitwise reproducible on a given device.
 #include <algorithm>
@@ -30,9 +30,12 @@ namespace divcheck::cuda {
 
 namespace {
 
+// At most kRowRegisters registers per thread (__maxnreg__; it excludes __launch_bounds__, and
+// the launcher never asks for more than kRowThreadsMax threads): three 256-thread CTAs per SM
+// (or one of 512). At 64 (two 512-thread CTAs per SM) the passes spill loop-invariant
+// addresses inside their loops.
 template <class Elem, class Policy>
-// 64 registers: two 512-thread CTAs (or three of 256) per SM.
-__global__ void __launch_bounds__(kRowThreadsMax, 2) logit_rows_kernel(const RowKernelParams prm) {
+__global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
@@ -93,6 +96,8 @@ void validate(const LogitArgs& a, bool pointers) {
   }
   require(a.row_threads == 0 || a.row_threads == 256 || a.row_threads == 512, "row_threads",
           std::to_string(a.row_threads), "must be 0 (automatic), 256 or 512");
+  require(a.row_grid >= 0 && a.row_grid <= 2, "row_grid", std::to_string(a.row_grid),
+          "must be 0 (automatic), 1 (one cluster per row) or 2 (persistent)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -154,6 +159,15 @@ SmemBudget configure(RowKernel fn) {
   return {static_cast<std::size_t>(budget), share(2), share(3)};
 }
 
+// The row grid: forced (row_grid 1 or 2), else persistent exactly for forward-only launches,
+// where each cluster prefetches its next row (measured in one A/B run: KL and cross-entropy
+// forward 1.06-1.36x faster; with gradients, one cluster per row was as fast or faster:
+// bench/RESULTS.md, step 12).
+bool persistent_grid(const LogitArgs& a) {
+  if (a.row_grid != 0) return a.row_grid == 2;
+  return a.grad_p == nullptr && a.grad_q == nullptr;
+}
+
 LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
   const SmemBudget budget = configure(fn);
   const std::size_t elem = float_kind_size(a.dtype);
@@ -165,6 +179,7 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
     p.slice = slice_for(a.vocab, ctas);
     p.staged = staged;
     p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support);
+    p.persistent = persistent_grid(a);
     return p;
   };
   auto fits = [&](int ctas, int threads, std::size_t limit) {
@@ -183,9 +198,10 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
                         std::to_string(p.dynamic_smem_bytes) + " bytes of shared memory each");
     return p;
   }
-  // (threads, the shared-memory share of one CTA): three 256-thread CTAs per SM, two of 512,
-  // one of 512; a forced thread count keeps only its own entries.
-  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {512, budget.two}, {512, budget.one}};
+  // (threads, the shared-memory share of one CTA): three 256-thread CTAs per SM, two, one of
+  // 512 (the register cap, kRowRegisters, allows no two of 512); a forced thread count keeps
+  // only its own entries.
+  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one}};
   for (const auto& [threads, limit] : tiers) {
     if (a.row_threads != 0 && a.row_threads != threads) continue;
     for (int ctas : {1, 2, 4, 8, 16}) {
@@ -208,10 +224,11 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
 LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int>;
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads};
+  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
+                persistent_grid(a)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
@@ -248,10 +265,10 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
 
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
 
-  // One cluster per row (up to the grid limit; the kernel loops over the rest). A persistent
-  // grid of plan.resident_clusters clusters was measured 2-7% slower at the benchmark shapes
-  // (bench/RESULTS.md, step 4): finishing CTAs overlap new ones better than a row loop does.
-  const std::int64_t clusters = std::min<std::int64_t>(rows, INT_MAX / plan.ctas);
+  // One cluster per row (up to the grid limit; the kernel loops over the rest), or, persistent,
+  // the clusters the device holds at once (bench/RESULTS.md, steps 4 and 12).
+  const std::int64_t clusters =
+      std::min<std::int64_t>(rows, plan.persistent ? plan.resident_clusters : INT_MAX / plan.ctas);
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(clusters * plan.ctas));
   cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));

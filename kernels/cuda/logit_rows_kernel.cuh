@@ -1,5 +1,7 @@
 // The row kernel of the logit-level divergences: one thread block cluster of C CTAs x N threads
-// (N = 256 or 512, the plan's choice) per position (b, t); CTA c owns the columns [c W, c W + W)
+// (N = 256 or 512, the plan's choice) per position (b, t) at a time (one cluster per position,
+// or, forward-only, the clusters the device holds at once looping over the positions and
+// prefetching the next one: process_row); CTA c owns the columns [c W, c W + W)
 // of the row (W a multiple of the 8-column chunk, plan_math.hpp), and thread t of a CTA owns
 // the chunks t, t + N, ...
 // of its slice: it loads them (16-byte loads), keeps them, and is the only thread that reads
@@ -33,11 +35,12 @@
 // Summation depth of a row statistic: 3 (chunk) + ceil(W / 8N) (chunks per thread) + 9 (8 for
 // N = 256: CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 2048) + 16 <= sigma(V).
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
-// On chip besides the slices: the reduction scratch and the cluster slots (< 2 KB).
-// Measured on the H200 at the benchmark shapes (bench/RESULTS.md): 0.08-0.51 of the copy
-// bandwidth for bf16 rows, 0.09-0.53 for f32 (KL and cross-entropy best, Jensen-Shannon worst);
-// KL bf16 forward: 33.6 instructions per column, issue slots 51% busy, a third of the stalls at
-// the row barriers: bound by instructions and barrier latency, not by memory.
+// On chip besides the slices: the reduction records and the mailboxes of the row exchanges
+// (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
+// Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
+// cross-entropy best, Jensen-Shannon worst, all below the 85% target). KL bf16 forward: 32
+// instructions per column, 22 of them in the column loops and the rest per-CTA overhead; issue
+// slots 45% busy; the largest stall is the wait at each exchange for the cluster's slowest CTA.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
 // division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
 // in logit_launch.cu; this header is also compiled by the kernel emulator (tests/cuda).
@@ -66,6 +69,7 @@ struct RowKernelParams {
   float temperature;
   bool prob_path;
   bool staged;
+  bool prefetch;                 // forward-only persistent launch: prefetch each next row (process_row)
   bool allow_tame;
   unsigned long long* tame_rows;  // diagnostics counter or nullptr
   RowOptions opt;
@@ -89,6 +93,7 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   prm.temperature = static_cast<float>(a.temperature);
   prm.prob_path = a.prob_path;
   prm.staged = plan.staged;
+  prm.prefetch = plan.persistent && plan.staged && a.grad_p == nullptr && a.grad_q == nullptr;
   prm.allow_tame = a.allow_tame;
   prm.tame_rows = a.tame_rows;
   prm.opt.has_support = a.support != nullptr;
@@ -123,12 +128,17 @@ __device__ __forceinline__ int chunk_count(int i, int n) {
   return left < kChunk ? left : kChunk;
 }
 
-// Runs body(tag) with tag = std::true_type for a whole chunk (no per-column count checks in
-// the unrolled loops) and std::false_type for a partial one.
+// Runs body(i, cnt, tag) over the thread's chunks of an n-column slice in chunk order: the
+// whole chunks in a loop without count checks (tag std::true_type), then the slice's partial
+// last chunk, if any, in the thread that owns it (the first index past the loop is the partial
+// chunk's index exactly in that thread; tag std::false_type). The same order as a loop over
+// every chunk: a thread's partial chunk is its last.
 template <class Body>
-__device__ __forceinline__ void by_count(int cnt, const Body& body) {
-  if (cnt == kChunk) body(std::true_type{});
-  else body(std::false_type{});
+__device__ __forceinline__ void for_each_chunk(int n, const Body& body) {
+  const int whole = n / kChunk;
+  int i = threadIdx.x;
+  for (; i < whole; i += cta_threads()) body(i, kChunk, std::true_type{});
+  if (i == whole && n % kChunk != 0) body(i, n - whole * kChunk, std::false_type{});
 }
 
 // Chunk i of a slice: from shared memory when staged, else from global memory.
@@ -185,16 +195,14 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
 template <class Elem>
 __device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n,
                                                  SideRange<Elem>& ry, SideRange<Elem>& rx) {
-  const int chunks = (n + kChunk - 1) / kChunk, whole = n / kChunk;
-  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
+  for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
-    if (i < whole) {
+    if constexpr (decltype(whole)::value) {
       load_raw<Elem, false>(y.s + i * kChunk, kChunk, true, cy);
       load_raw<Elem, false>(x.s + i * kChunk, kChunk, true, cx);
       ry.add_whole(cy);
       rx.add_whole(cx);
     } else {
-      const int cnt = chunk_count(i, n);
       load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
       load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
       store_shared_chunk(y.s + i * kChunk, cy);
@@ -202,7 +210,7 @@ __device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const 
       ry.add(cy, cnt);
       rx.add(cx, cnt);
     }
-  }
+  });
 }
 
 __device__ __forceinline__ void copy_bytes(const uint8_t* __restrict__ g, int n, uint8_t* stage) {
@@ -283,29 +291,25 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     fill_slice(gq, n, out_vec, v);
     return;
   }
-  const int chunks = (n + kChunk - 1) / kChunk;
-  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
-    const int cnt = chunk_count(i, n);
+  for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx, oy, ox;
     read_chunk(y, i, cnt, cy);
     read_chunk(x, i, cnt, cx);
-    by_count(cnt, [&](auto whole) {
 #pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-        float a = 0.0f, b = 0.0f;
-        if (decltype(whole)::value || k < cnt) {
-          const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-          const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                       temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
-          Policy::grads(c, st, prm.opt, res.factor, a, b);
-        }
-        raw_set<Elem>(oy, k, a);
-        raw_set<Elem>(ox, k, b);
+    for (int k = 0; k < kChunk; ++k) {
+      float a = 0.0f, b = 0.0f;
+      if (decltype(whole)::value || k < cnt) {
+        const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+        const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                            temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
+        Policy::grads(c, st, prm.opt, res.factor, a, b);
       }
-    });
-    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
-    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
-  }
+      raw_set<Elem>(oy, k, a);
+      raw_set<Elem>(ox, k, b);
+    }
+    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && decltype(whole)::value, oy);
+    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && decltype(whole)::value, ox);
+  });
 }
 
 // One side pair of a valid position as the passes after the scan see it.
@@ -323,14 +327,16 @@ struct RowSlices {
 
 // Passes 2-4 of a valid, unpoisoned position. kTame: the row is tame (math::tame_side; only on
 // the kPlain path): the passes take the *_tame forms, which give the same values.
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame>
+// after_reads: run by thread 0 once every thread has finished its last pass over the slices
+// of a row without gradients (reduce_stats; the prefetch of process_row).
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
-                                        const BlockScratch& sc, ClusterSlots& slots, RowShared& rs) {
+                                           const BlockScratch& sc, RowExchange& ex, RowShared& rs,
+                                           const Hook& after_reads) {
   const SliceRef<Elem>& y = r.y;
   const SliceRef<Elem>& x = r.x;
   const uint8_t* ssrc = r.ssrc;
   const int n = r.n;
-  const int chunks = (n + kChunk - 1) / kChunk;
   constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
   float st[Policy::kStats];
   if constexpr (kOnePassRow) {
@@ -341,13 +347,12 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kOnePass];
 #pragma unroll
     for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = 0.0f;
-    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
-      const int cnt = chunk_count(i, n);
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
       float part[Policy::kOnePass];
-      by_count(cnt, [&](auto whole) {
+      {
         float t[kChunk][Policy::kOnePass];
 #pragma unroll
         for (int k = 0; k < kChunk; ++k) {
@@ -377,33 +382,30 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 #pragma unroll
         for (int s2 = 0; s2 < Policy::kOnePass; ++s2)  // pairwise, as pairwise_terms
           part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
-      });
+      }
 #pragma unroll
       for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = acc[k] + part[k];
-    }
-    reduce_stats<Policy::kOnePass, true>(cl, sc, slots, rs, acc, ly, lx);
+    });
+    reduce_stats<Policy::kOnePass, true>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, ly, lx, after_reads);
     Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
   } else {
     // Pass 2: S = sum exp(t_v) of each side, exactly (each thread's terms in a plain 64-bit
     // integer: fewer than 2^24 of them, so no carry until the merge).
     const float m0 = rs.max[0], m1 = rs.max[1];
     uint64_t ly = 0, lx = 0;
-    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
-      const int cnt = chunk_count(i, n);
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
-      by_count(cnt, [&](auto whole) {
 #pragma unroll
-        for (int k = 0; k < kChunk; ++k) {
-          if (decltype(whole)::value || k < cnt) {
-            ly += math::fixed_term(math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm)));
-            lx += math::fixed_term(math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm)));
-          }
+      for (int k = 0; k < kChunk; ++k) {
+        if (decltype(whole)::value || k < cnt) {
+          ly += math::fixed_term(math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm)));
+          lx += math::fixed_term(math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm)));
         }
-      });
-    }
-    reduce_stats<0, true>(cl, sc, slots, rs, nullptr, ly, lx);
+      }
+    });
+    reduce_stats<0, true>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, nullptr, ly, lx);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
   const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
@@ -413,8 +415,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kStats];
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
-    for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
-      const int cnt = chunk_count(i, n);
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
@@ -424,13 +425,11 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
                            !kPlain && prm.prob_path);
       };
       float part[Policy::kStats];
-      by_count(cnt, [&](auto whole) {
-        pairwise_terms<Policy, kChunk, decltype(whole)::value>(0, cnt, column_at, part);
-      });
+      pairwise_terms<Policy, kChunk, decltype(whole)::value>(0, cnt, column_at, part);
 #pragma unroll
       for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
-    }
-    reduce_stats<Policy::kStats, false>(cl, sc, slots, rs, acc);
+    });
+    reduce_stats<Policy::kStats, false>(cl, sc, ex.box.second, ex.second_uses++ & 1u, rs, acc, 0, 0, after_reads);
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) st[k] = rs.stats[k];
   }
@@ -443,14 +442,46 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     write_gradients<Elem, Policy, kUnitT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq, r.out_vec);
 }
 
+// The bulk staging of a CTA's slices over its rows: the CTA's mbarrier and how many of its
+// phases completed, and the row whose slices were requested ahead (the prefetch), the same in
+// every thread.
+template <class Elem>
+struct SliceStream {
+  BulkBarrier& bar;
+  Elem* ys;
+  Elem* xs;
+  unsigned uses = 0;
+  int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
+  // Thread 0: requests the whole chunks (bytes) of this CTA's slices of `row`.
+  __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes) {
+    request_slices(bar, ys, xs, static_cast<const Elem*>(prm.y), static_cast<const Elem*>(prm.x),
+                   row * prm.vocab + v0, bytes);
+  }
+  __device__ static __forceinline__ void request_slices(BulkBarrier& bar, Elem* ys, Elem* xs, const Elem* y,
+                                                        const Elem* x, int64_t off, unsigned bytes) {
+    bulk_arm(bar, 2 * bytes);
+    bulk_copy(ys, y + off, bytes, bar);
+    bulk_copy(xs, x + off, bytes, bar);
+  }
+};
+
+template <class Elem>
+__device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t row, int64_t v0) {
+  const int64_t off = row * prm.vocab + v0;
+  return aligned16(static_cast<const Elem*>(prm.y) + off) && aligned16(static_cast<const Elem*>(prm.x) + off);
+}
+
 // One valid position: the scan (pass 1), then passes 2-4 (row_passes). kPlain: no support
 // mask and the log-softmax path (the common case, compiled without those tests; staged or not,
 // the same arithmetic); policies with one-pass statistics then skip pass 3, and tame rows take
-// the tame forms.
+// the tame forms. next: the cluster's next row with data (or -1); with prm.prefetch (forward
+// only, so the last pass over the slices precedes the last exchange), thread 0 requests its
+// slices as soon as every thread is done with this row's, and the last exchange, the loss and
+// the row loop overlap their arrival.
 template <class Elem, class Policy, bool kUnitT, bool kPlain>
-__device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t v0, int n, Elem* ys, Elem* xs,
-                            uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
-                            BulkBarrier& bar, unsigned& bulk_uses) {
+__device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
+                                            uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
+                                            RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
   const int64_t off = row * prm.vocab + v0;
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
@@ -460,34 +491,32 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  const SliceRef<Elem> y{yg, prm.staged ? ys : nullptr, in_vec};
-  const SliceRef<Elem> x{xg, prm.staged ? xs : nullptr, in_vec};
+  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec};
+  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec};
+  const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
-  // chunks (bulk_copy.cuh; the end-of-row cluster barrier has retired every read of the
-  // previous row's slices); else each thread loads and stages its chunks.
+  // chunks (bulk_copy.cuh; requested here, or ahead by the previous row; every read of the
+  // previous row's slices is behind a CTA barrier); else each thread loads and stages its chunks.
   SideRange<Elem> ry, rx;
   if (prm.staged && in_vec) {
-    const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
     if (bytes > 0) {
-      if (threadIdx.x == 0) {
-        bulk_arm(bar, 2 * bytes);
-        bulk_copy(ys, yg, bytes, bar);
-        bulk_copy(xs, xg, bytes, bar);
-      }
-      bulk_wait(bar, bulk_uses & 1u);
-      ++bulk_uses;
+      if (stream.ahead != row && threadIdx.x == 0) stream.request(prm, row, v0, bytes);
+      bulk_wait(stream.bar, stream.uses & 1u);
+      ++stream.uses;
     }
     scan_bulk_staged(y, x, n, ry, rx);
   } else {
     scan_slices(y, x, n, ry, rx);
   }
+  stream.ahead = -1;
   if (prm.staged && sg) copy_bytes(sg, n, ss);
   float range[4];
   ry.result(range[0], range[2]);
   rx.result(range[1], range[3]);
   // Its barriers also publish the staged support bytes.
-  reduce_range(cl, sc, slots, rs, range, temperature_of<kUnitT>(prm));
+  ex.make_ready(cl);
+  reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
   if (rs.poison) {
     const float nan = __int_as_float(kQuietNaNBits);
     if (leader) prm.row_loss[row] = nan;
@@ -496,20 +525,35 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     return;
   }
   const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
+  // The prefetch (prm.prefetch: no gradients, so reduce_stats's hook follows the last pass).
+  // The hook captures values only: the reduction that runs it is out of line, and a captured
+  // reference would move the caller's state to the stack.
+  const bool ahead = prm.prefetch && bytes > 0 && next >= 0 && row_aligned<Elem>(prm, next, v0);
+  BulkBarrier* bar = &stream.bar;
+  Elem* const ys = stream.ys;
+  Elem* const xs = stream.xs;
+  const Elem* const yb = static_cast<const Elem*>(prm.y);
+  const Elem* const xb = static_cast<const Elem*>(prm.x);
+  const int64_t next_off = next * prm.vocab + v0;
+  auto prefetch = [=]() {
+    if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
+  };
   if (kPlain && rs.tame && prm.allow_tame) {
     if (prm.tame_rows && leader) atomicAdd(prm.tame_rows, 1ull);  // diagnostics only
-    row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, slots, rs);
+    row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, ex, rs, prefetch);
   } else {
-    row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, slots, rs);
+    row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
   }
+  if (ahead) stream.ahead = next;
 }
 
 // The shared memory of one CTA besides the row slices.
 struct RowKernelShared {
   BulkBarrier bar;
-  ClusterSlots slots;
+  RowMailboxes box;
   RowShared rs;
 };
+static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmetic assumes at most this much");
 
 // The kernel body (the __global__ wrapper is in logit_launch.cu; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows.
@@ -529,9 +573,16 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   uint8_t* ss = staging + 2 * slice_bytes;
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
-  if (threadIdx.x == 0) bulk_barrier_init(sh.bar);
+  if (threadIdx.x == 0) {
+    bulk_barrier_init(sh.bar);
+    mailbox_init(sh.box.range);
+    mailbox_init(sh.box.first);
+    mailbox_init(sh.box.second);
+  }
   __syncthreads();
-  unsigned bulk_uses = 0;  // completed phases of sh.bar (the same count in every thread)
+  cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
+  RowExchange ex{sh.box};
+  SliceStream<Elem> stream{sh.bar, ys, xs};
   const bool unit_t = prm.temperature == 1.0f;
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
@@ -544,15 +595,22 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       fill_slice(gq, n, out_vec, 0.0f);
       continue;  // uniform across the cluster: no exchange, no barrier
     }
-    if (plain) {
-      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
-      else process_row<Elem, Policy, false, true>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
-    } else {
-      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
-      else process_row<Elem, Policy, false, false>(prm, row, v0, n, ys, xs, ss, cl, sc, sh.slots, sh.rs, sh.bar, bulk_uses);
+    int64_t next = -1;  // the cluster's next row with data (only the prefetch asks)
+    if (prm.prefetch) {
+      next = row + clusters;
+      while (next < prm.rows && prm.valid && prm.valid[next] == 0) next += clusters;
+      if (next >= prm.rows) next = -1;
     }
-    cl.sync();  // every remote read of this row's slots is done before the next row's writes
+    if (plain) {
+      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, false, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else {
+      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    }
+    __syncthreads();  // every read of this row's slices is done before the next row's copy
   }
+  ex.make_ready(cl);  // every thread waits once on the start barrier (cluster_exchange.cuh)
 }
 
 }  // namespace divcheck::cuda

@@ -14,8 +14,14 @@ namespace divcheck::cuda {
 // Threads per CTA of the row kernel: a plan's choice, 256 or 512 (the kernel reads blockDim.x).
 // The planner prefers 256-thread CTAs, three per SM (more columns per thread, so the per-row
 // costs weigh less, and three CTAs at different phases of their rows), when their slices fit a
-// third of an SM's shared memory; else 512-thread CTAs, two per SM, then one (bench/RESULTS.md).
+// third of an SM's shared memory; else two 256-thread CTAs per SM, then one of 512
+// (bench/RESULTS.md). The register cap kRowRegisters allows three 256-thread CTAs per SM.
 inline constexpr int kRowThreadsMax = 512;
+// The register cap of the row kernel: 3 x 256 x 80 = 61440 of an SM's 65536 registers.
+inline constexpr int kRowRegisters = 80;
+// An upper bound of the row kernel's static shared memory (its mailboxes and row statistics;
+// logit_rows_kernel.cuh asserts it), which the plan arithmetic of the tests assumes.
+inline constexpr std::size_t kRowStaticSharedMax = 1536;
 inline constexpr int kChunkColumns = 8;
 // One thread's record for the CTA reductions (row_reduce.cuh), in dynamic shared memory.
 inline constexpr int kRecordFloats = 8;

@@ -1,25 +1,26 @@
 // Row reductions of the logit kernel: inside a CTA of 256 or 512 threads and across the CTAs of
-// a thread block cluster (distributed shared memory, DSMEM), all in a fixed order, no atomics.
+// a thread block cluster, all in a fixed order, no atomics.
 //
 // Inside the CTA every thread writes its partials as one record to shared memory (BlockScratch;
 // one or two 16-byte stores), and warp 0 alone combines them: lane l takes the records of
 // threads l, l + 32, ..., l + 480 (those that exist), pairwise over that index (4 levels),
-// then the 32 lanes by the warp-shuffle tree of reduction_order.hpp (offsets 16..1, 5 levels).
-// (The other warps wait at the barrier and issue nothing: a row's reductions cost the SM a few
-// instructions per warp instead of a shuffle tree in every warp.) Lane 0 publishes the CTA's
-// result in its ClusterSlots, cluster.sync() (release/acquire), and one thread per statistic
-// combines the C CTA results by a pairwise tree over the CTA rank (offsets C/2..1), the same in
-// every CTA, so every CTA holds bitwise the same row statistic.
+// then the 32 lanes by the butterfly of reduction_order.hpp's warp tree (offsets 16..1, 5
+// levels; lane 0's value is the tree's, and every lane ends with the same bits: IEEE addition
+// is commutative). (The other warps wait at the barrier and issue nothing: a row's reductions
+// cost the SM a few instructions per warp instead of a shuffle tree in every warp.) Lane r of
+// warp 0 pushes the CTA's result into the mailbox of CTA r (cluster_exchange.cuh); after the
+// mailbox's phase completes, lane r of warp 0 holds CTA r's result and the lanes combine them
+// by a pairwise tree over the CTA rank (offsets C/2..1), the same in every CTA, so every CTA
+// holds bitwise the same row statistic.
 //   * float sums: depth log2(16) + 5 + log2 C = 9 + log2 C (a 256-thread CTA's tree is the
 //     same with its missing half skipped: depth 8 + log2 C);
 //   * max (NaN-propagating) and min: exact in any order;
 //   * FixedSum (math/exact_sum.hpp): integer, exact in any order.
-// The kernel ends every processed row with one more cluster.sync(), so no slot is overwritten
-// while another CTA may still read it, and no CTA exits while its shared memory can be read.
 #pragma once
 
 #include <cooperative_groups.h>
 
+#include "kernels/cuda/cluster_exchange.cuh"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/row_range.cuh"
 #include "kernels/math/exact_sum.hpp"
@@ -33,7 +34,6 @@ namespace cg = cooperative_groups;
 
 inline constexpr int kMaxWarps = kRowThreadsMax / 32;  // 16
 inline constexpr int kMaxStats = 7;                      // total_variation: |p - q| and six class masses
-inline constexpr int kMaxCtas = 16;
 static_assert(kMaxStats <= kRecordFloats, "a record holds every statistic");
 
 // The CTA's threads (a plan's choice: 256 or 512, plan_math.hpp).
@@ -45,11 +45,14 @@ struct BlockScratch {
   float (*rec)[kRecordFloats];
 };
 
-// What one CTA contributes to a row's statistics; read by the other CTAs through DSMEM.
-struct ClusterSlots {
-  float range[4];  // max y, max x (NaN-propagating), min y, min x
-  math::FixedSum fixed[2];
-  float sums[kMaxStats];
+// The mailboxes of a CTA (cluster_exchange.cuh), used in this order per row: the range (max y,
+// max x, min y, min x), the first statistics exchange (S of both sides, with the one-pass sums),
+// the second (the policy's sums of the two-pass rows).
+inline constexpr int kStatsWords = 2;  // 8 words: two FixedSums (6) and 2 sums, or up to 8 sums
+struct RowMailboxes {
+  Mailbox<1> range;
+  Mailbox<kStatsWords> first;
+  Mailbox<kStatsWords> second;
 };
 
 // The row statistics every CTA of the cluster ends up with (bitwise equal in all of them).
@@ -62,11 +65,29 @@ struct RowShared {
   float stats[kMaxStats];
 };
 
+// The warp's sum in the tree order of reduction_order.hpp (offsets 16..1), in every lane: a
+// butterfly, whose lane 0 adds the same pairs as the tree's, and whose partners add the same two
+// values (a + b == b + a in IEEE arithmetic), so every lane holds lane 0's bits.
 __device__ __forceinline__ float warp_tree_sum(float v) {
 #pragma unroll
-  for (int offset = 16; offset >= 1; offset >>= 1) v = v + __shfl_down_sync(0xffffffffu, v, offset);
-  return v;  // lane 0 holds the warp's sum in the tree order of reduction_order.hpp
+  for (int offset = 16; offset >= 1; offset >>= 1) v = v + __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
 }
+
+// Combines the 32 lanes' values by a butterfly (exact, order-free combines: max, min).
+template <int N, class Combine>
+__device__ __forceinline__ void xor_tree(float (&r)[N], const Combine& combine) {
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset >>= 1) {
+    float o[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) o[k] = __shfl_xor_sync(0xffffffffu, r[k], offset);
+    combine(r, o);
+  }
+}
+
+__device__ __forceinline__ float bits_float(uint32_t b) { return __uint_as_float(b); }
+__device__ __forceinline__ uint32_t float_bits(float f) { return __float_as_uint(f); }
 
 // This thread's first N record floats (N a multiple of 4) to shared memory.
 template <int N>
@@ -112,89 +133,102 @@ __device__ __forceinline__ void lane_pairwise(const BlockScratch& sc, int lane, 
   }
 }
 
+// One thread's view of the kernel's mailboxes (cluster_exchange.cuh): the CTA's mailboxes and
+// how often this thread has used each (the parity of the next phase), the same in every thread.
+struct RowExchange {
+  RowMailboxes& box;
+  unsigned range_uses = 0, first_uses = 0, second_uses = 0;
+  bool ready = false;  // past the start barrier of the cluster (cluster_exchange.cuh)
+  __device__ __forceinline__ void make_ready(cg::cluster_group& cl) {
+    if (!ready) {
+      cluster_wait_start(cl);
+      ready = true;
+    }
+  }
+};
+
 // The range of each side's logits over the cluster: max (NaN-propagating) and min. Gives the
 // row's maxima, the poison flag (docs/semantics.md rule 1: a NaN or +inf logit, or a side with
 // no finite logit) and whether both sides are tame (math::tame_side).
-__device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
-                                    const float (&range)[4], float temperature) {
+// Every thread must have passed RowExchange::make_ready. parity: of the mailbox's phase (its
+// uses so far, mod 2; by value, so that the reductions, which the compiler keeps out of line,
+// leave the caller's counters in registers).
+__device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<1>& box, unsigned parity,
+                                    RowShared& rs, const float (&range)[4], float temperature) {
   auto combine = [](float (&r)[4], const float (&o)[4]) {
     r[0] = max_nan(r[0], o[0]);
     r[1] = max_nan(r[1], o[1]);
     r[2] = fminf(r[2], o[2]);
     r[3] = fminf(r[3], o[3]);
   };
+  constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
   put_record(sc, range);
   __syncthreads();
+  const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
   const int lane = threadIdx.x & 31;
-  if (threadIdx.x < 32) {
-    constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
+  if (threadIdx.x < 32) {  // the CTA's range (every lane of warp 0 holds it), pushed to every CTA
     float r[4];
     lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kIdentity, r);
-#pragma unroll
-    for (int offset = 16; offset >= 1; offset >>= 1) {
-      float o[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) o[k] = __shfl_xor_sync(0xffffffffu, r[k], offset);
-      combine(r, o);
+    xor_tree(r, combine);
+    if (lane == 0) mailbox_arm(box, ctas);
+    if (static_cast<unsigned>(lane) < ctas) {
+      const uint4 msg[1] = {make_uint4(float_bits(r[0]), float_bits(r[1]), float_bits(r[2]), float_bits(r[3]))};
+      mailbox_push(cl, box, rank, static_cast<unsigned>(lane), msg);
     }
-    if (lane == 0)
-#pragma unroll
-      for (int k = 0; k < 4; ++k) slots.range[k] = r[k];
   }
-  cl.sync();
-  if (threadIdx.x == 0) {
-    const int ctas = static_cast<int>(cl.num_blocks());
-    float r[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
-    for (int c = 0; c < ctas; ++c) {
-      const ClusterSlots* o = cl.map_shared_rank(&slots, c);
-      const float v[4] = {o->range[0], o->range[1], o->range[2], o->range[3]};
-      combine(r, v);
+  mailbox_wait(cl, box, parity);
+  if (threadIdx.x < 32) {  // the C ranges, one per lane, combined (exact in any order)
+    float r[4] = {kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
+    if (static_cast<unsigned>(lane) < ctas) {
+      const uint4 w = box.from[lane][0];
+      r[0] = bits_float(w.x);
+      r[1] = bits_float(w.y);
+      r[2] = bits_float(w.z);
+      r[3] = bits_float(w.w);
     }
-    const float m0 = r[0], m1 = r[1];  // a NaN max fails every comparison below: poison
-    rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
-    rs.tame = rs.poison == 0 && math::tame_side(r[2], m0, temperature) && math::tame_side(r[3], m1, temperature);
-    rs.max[0] = m0;
-    rs.max[1] = m1;
+    xor_tree(r, combine);
+    if (lane == 0) {
+      const float m0 = r[0], m1 = r[1];  // a NaN max fails every comparison below: poison
+      rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
+      rs.tame = rs.poison == 0 && math::tame_side(r[2], m0, temperature) && math::tame_side(r[3], m1, temperature);
+      rs.max[0] = m0;
+      rs.max[1] = m1;
+    }
   }
   __syncthreads();
 }
 
-__device__ __forceinline__ void warp_merge_fixed(math::FixedSum& f) {
+// Merges the FixedSums of the 32 lanes (exact, any order): every lane holds the total.
+__device__ __forceinline__ void xor_merge_fixed(math::FixedSum& f) {
 #pragma unroll
   for (int offset = 16; offset >= 1; offset >>= 1) {
     math::FixedSum o;
-    o.lo = __shfl_down_sync(0xffffffffu, f.lo, offset);
-    o.hi = __shfl_down_sync(0xffffffffu, f.hi, offset);
+    o.lo = __shfl_xor_sync(0xffffffffu, f.lo, offset);
+    o.hi = __shfl_xor_sync(0xffffffffu, f.hi, offset);
     f.merge(o);
   }
 }
 
-__device__ __forceinline__ float bits_float(uint32_t b) { return __uint_as_float(b); }
-__device__ __forceinline__ uint32_t float_bits(float f) { return __float_as_uint(f); }
-
-// The C CTA sums of statistic k by the pairwise tree over the CTA rank (offsets C/2..1).
-// (A runtime loop: unrolled over kMaxCtas, the compiler hoists 16 remote addresses out of the
-// row loop and spills them.)
-__device__ __forceinline__ float cluster_tree_sum(cg::cluster_group& cl, ClusterSlots& slots, int k) {
-  const int ctas = static_cast<int>(cl.num_blocks());
-  float v[kMaxCtas];
-  for (int r = 0; r < ctas; ++r) v[r] = cl.map_shared_rank(&slots.sums[0], r)[k];
-  for (int offset = ctas / 2; offset >= 1; offset /= 2)
-    for (int i = 0; i < offset; ++i) v[i] = v[i] + v[i + offset];
-  return v[0];
-}
-
 // Sums K float partials (K <= kMaxStats) of every thread over the CTA and then the cluster, and,
 // with kFixed, the two sides' per-thread fixed-point sums of S in the same exchange (one
-// barrier and one cluster.sync). Results: rs.stats[0..K), and with kFixed rs.s, rs.log_s.
+// barrier and one mailbox use). Results: rs.stats[0..K), and with kFixed rs.s, rs.log_s.
 // The per-thread fixed sums are plain 64-bit integers (fewer than 2^24 terms of at most 2^40);
 // warp 0 adds them into FixedSums with a carry word (exact, any order).
-template <int K, bool kFixed>
-__device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, ClusterSlots& slots, RowShared& rs,
-                             const float* acc, uint64_t ly = 0, uint64_t lx = 0) {
+// The message: with kFixed the two FixedSums (lo, lo >> 32, hi of each side), then the K sums.
+// after_reads(): run by thread 0 right after the CTA barrier that follows every thread's last
+// pass (no thread reads the row's slices any more: the prefetch of process_row).
+struct NoHook {
+  __device__ __forceinline__ void operator()() const {}
+};
+template <int K, bool kFixed, class Hook = NoHook>
+__device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box, unsigned parity,
+                             RowShared& rs, const float* acc, uint64_t ly = 0, uint64_t lx = 0,
+                             const Hook& after_reads = Hook{}) {
   constexpr int kOff = kFixed ? 4 : 0;  // the fixed sums take the first 4 record words
   constexpr int kN = (kOff + K + 3) / 4 * 4;
+  constexpr int kMsgOff = kFixed ? 6 : 0;  // the message words of the fixed sums
   static_assert(kN <= kRecordFloats, "record too small");
+  static_assert(kMsgOff + K <= 4 * kStatsWords, "message too small");
   float mine[kN];
 #pragma unroll
   for (int i = 0; i < kN; ++i) mine[i] = 0.0f;
@@ -208,8 +242,10 @@ __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Clus
   for (int k = 0; k < K; ++k) mine[kOff + k] = acc[k];
   put_record(sc, mine);
   __syncthreads();
-  if (threadIdx.x < 32) {
-    const int lane = static_cast<int>(threadIdx.x);
+  if (threadIdx.x == 0) after_reads();
+  const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
+  const int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {  // the CTA's sums (every lane of warp 0 holds them), pushed to every CTA
     math::FixedSum fy, fx;  // this lane's threads' S partials (exact: order-free)
     auto combine = [&](float (&a)[kN], const float (&b)[kN]) {
 #pragma unroll
@@ -222,37 +258,75 @@ __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Clus
     constexpr float kZeros[kN] = {};
     float r[kN];
     lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kZeros, r);
+    uint32_t m[4 * kStatsWords] = {};
     if constexpr (kFixed) {  // the first record's integers (combine folded every other one)
       fy.add_fixed((static_cast<uint64_t>(float_bits(r[1])) << 32) | float_bits(r[0]));
       fx.add_fixed((static_cast<uint64_t>(float_bits(r[3])) << 32) | float_bits(r[2]));
-      warp_merge_fixed(fy);
-      warp_merge_fixed(fx);
+      xor_merge_fixed(fy);
+      xor_merge_fixed(fx);
+      m[0] = static_cast<uint32_t>(fy.lo);
+      m[1] = static_cast<uint32_t>(fy.lo >> 32);
+      m[2] = fy.hi;
+      m[3] = static_cast<uint32_t>(fx.lo);
+      m[4] = static_cast<uint32_t>(fx.lo >> 32);
+      m[5] = fx.hi;
     }
-    float total[K > 0 ? K : 1];
 #pragma unroll
-    for (int k = 0; k < K; ++k) total[k] = warp_tree_sum(r[kOff + k]);
-    if (lane == 0) {
+    for (int k = 0; k < K; ++k) m[kMsgOff + k] = float_bits(warp_tree_sum(r[kOff + k]));
+    if (lane == 0) mailbox_arm(box, ctas);
+    if (static_cast<unsigned>(lane) < ctas) {
+      uint4 msg[kStatsWords];
 #pragma unroll
-      for (int k = 0; k < K; ++k) slots.sums[k] = total[k];
-      if constexpr (kFixed) {
-        slots.fixed[0] = fy;
-        slots.fixed[1] = fx;
-      }
+      for (int w = 0; w < kStatsWords; ++w) msg[w] = make_uint4(m[4 * w], m[4 * w + 1], m[4 * w + 2], m[4 * w + 3]);
+      mailbox_push(cl, box, rank, static_cast<unsigned>(lane), msg);
     }
   }
-  cl.sync();
-  const int t = static_cast<int>(threadIdx.x);
-  if constexpr (K > 0)
-    if (t < K) rs.stats[t] = cluster_tree_sum(cl, slots, t);
-  if constexpr (kFixed) {
-    if (t >= 32 && t < 34) {  // another warp than the sums' threads
-      const int side = t - 32;
-      const int ctas = static_cast<int>(cl.num_blocks());
-      math::FixedSum total;
-      for (int r = 0; r < ctas; ++r) total.merge(cl.map_shared_rank(&slots, r)->fixed[side]);
-      const float s = total.value();
-      rs.s[side] = s;
-      rs.log_s[side] = math::f_log(s);
+  mailbox_wait(cl, box, parity);
+  if (threadIdx.x < 32) {  // the C messages, one per lane, by the pairwise tree over the rank
+    uint32_t m[4 * kStatsWords] = {};
+    if (static_cast<unsigned>(lane) < ctas) {
+#pragma unroll
+      for (int w = 0; w < kStatsWords; ++w) {
+        const uint4 v = box.from[lane][w];
+        m[4 * w] = v.x;
+        m[4 * w + 1] = v.y;
+        m[4 * w + 2] = v.z;
+        m[4 * w + 3] = v.w;
+      }
+    }
+    float s[K > 0 ? K : 1];
+#pragma unroll
+    for (int k = 0; k < K; ++k) s[k] = bits_float(m[kMsgOff + k]);
+    math::FixedSum fy, fx;
+    if constexpr (kFixed) {
+      fy.lo = (static_cast<uint64_t>(m[1]) << 32) | m[0];
+      fy.hi = m[2];
+      fx.lo = (static_cast<uint64_t>(m[4]) << 32) | m[3];
+      fx.hi = m[5];
+    }
+    // Offsets C/2..1: lane i < offset adds lane i + offset (the tree of docs/semantics.md).
+    for (unsigned offset = ctas / 2; offset >= 1; offset /= 2) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) s[k] = s[k] + __shfl_down_sync(0xffffffffu, s[k], offset);
+      if constexpr (kFixed) {
+        math::FixedSum oy, ox;
+        oy.lo = __shfl_down_sync(0xffffffffu, fy.lo, offset);
+        oy.hi = __shfl_down_sync(0xffffffffu, fy.hi, offset);
+        ox.lo = __shfl_down_sync(0xffffffffu, fx.lo, offset);
+        ox.hi = __shfl_down_sync(0xffffffffu, fx.hi, offset);
+        fy.merge(oy);
+        fx.merge(ox);
+      }
+    }
+    if (lane == 0) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) rs.stats[k] = s[k];
+      if constexpr (kFixed) {
+        rs.s[0] = fy.value();
+        rs.s[1] = fx.value();
+        rs.log_s[0] = math::f_log(rs.s[0]);
+        rs.log_s[1] = math::f_log(rs.s[1]);
+      }
     }
   }
   __syncthreads();

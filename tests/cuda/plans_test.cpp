@@ -1,11 +1,13 @@
 // The execution plans of the logit row kernel (CTAs per row x shared-memory staging): every
 // plan is within the verdict bound of the reference; plans with the same summation order are
 // bitwise equal (staged and unstaged with the same number of CTAs; the automatic plan and the
-// same plan forced); the automatic plan at the two benchmark shapes keeps rows on chip.
+// same plan forced; the persistent grid, with its prefetch, and one cluster per row); the
+// automatic plan at the two benchmark shapes keeps rows on chip.
 #include <iostream>
 #include <map>
 
 #include "core/errors.hpp"
+#include "tests/cpu/test_cases.hpp"
 #include "tests/cuda/gpu_cases.hpp"
 #include "tests/cuda/gpu_test_support.hpp"
 
@@ -70,6 +72,39 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
           *cuda::make_cuda_backend_with(CudaOptions{plan.ctas, plan.staged, true, nullptr, plan.threads}), c);
       EXPECT_TRUE(bitwise_same(a, b)) << plan.ctas << " CTAs x " << plan.threads << " threads, staged "
                                       << plan.staged;
+    }
+}
+
+// The persistent grid (LogitArgs::row_grid 2: fewer clusters than rows, each looping over its
+// rows) gives bitwise the results of one cluster per row (which the other tests hold to the
+// reference), forward only (where a cluster requests its next row's slices ahead: the
+// prefetch) and with gradients. 1000 rows exceed the clusters an H200 holds at once at this V
+// (one-CTA clusters, three per SM: 396), so every cluster processes two or three rows; the masked rows of varied_case and an extra masked run of
+// rows are skipped by the prefetch; the odd V makes every other row unaligned (no bulk copy).
+TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
+  for (DivergenceId id : logit_rows())
+    for (std::int64_t V : {4096, 4099}) {
+      Case c = varied_case(id, DType::bf16, 2, 500, V, 70 + static_cast<std::uint64_t>(V));
+      const std::string role = testing::mask_role(id);
+      if (!role.empty())  // a run of masked positions in sequence 0 (rows without a mask: none)
+        for (std::int64_t t = 100; t < 160; ++t) c.inputs.at(role).set(t, 0.0);
+      for (bool forward_only : {true, false}) {
+        Case k = c;
+        if (forward_only) {
+          k.wants_grad.clear();
+          k.grad_output = Tensor();
+        }
+        SCOPED_TRACE(label(k) + " V=" + std::to_string(V) + (forward_only ? " forward" : " forward+backward"));
+        CudaOptions one, persistent;
+        one.row_grid = 1;
+        persistent.row_grid = 2;
+        const cuda::LogitPlan plan = cuda::plan_for_case(k, persistent);
+        ASSERT_TRUE(plan.persistent);
+        ASSERT_LE(2 * plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
+        const Outputs a = compute(*cuda::make_cuda_backend_with(one), k);
+        const Outputs b = compute(*cuda::make_cuda_backend_with(persistent), k);
+        EXPECT_TRUE(bitwise_same(a, b)) << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+      }
     }
 }
 

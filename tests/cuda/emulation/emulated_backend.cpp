@@ -123,6 +123,9 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
   plan.slice = slice_for(a.vocab, plan.ctas);
   plan.threads = options_.row_threads == 0 ? 512 : options_.row_threads;
+  // The emulator's grid has two clusters looping over the rows (emulate_rows), so the
+  // prefetch of forward-only launches runs unless one cluster per row is forced.
+  plan.persistent = options_.row_grid != 1;
   const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
   plan.staged = options_.allow_staging && need <= kSharedBudget;
   plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),

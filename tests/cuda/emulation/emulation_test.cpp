@@ -7,6 +7,7 @@
 //     same, so most elements still agree bitwise (counted, not required);
 //   * clusters of 2 (every logit row), 4 and 16 CTAs (empty slices): within the verdict bound of
 //     the float128 reference, and staged bitwise equal to unstaged;
+//   * the prefetch of the persistent grid (forward only) bitwise equal to one cluster per row;
 //   * exact zeros on identical inputs, garbage at masked positions inert;
 //   * tvd_prob bitwise equal to the CPU backend for every reduction.
 // The emulator runs one OS thread per CUDA thread (barriers are futex waits), so the cases are
@@ -61,6 +62,27 @@ TEST(KernelEmulation, OneCtaPerRowLongRowsAreWithinBound) {
     SCOPED_TRACE(label(c) + " V=4100");
     EXPECT_TRUE(gpu_passes(compute(*staged, c), c, compute_reference(c)));
   }
+}
+
+// The persistent grid's prefetch (forward only): the emulator's two clusters loop over 6 rows,
+// each requesting its next row's slices while finishing the current one; masked rows in
+// between are skipped, and V = 2052 bf16 makes every other row unaligned (no bulk copy).
+// Bitwise equal to one cluster per row, and within the bound.
+TEST(KernelEmulation, PrefetchOfTheNextRowEqualsOneClusterPerRow) {
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::jefferys_divergence,
+                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
+    for (std::int64_t V : {2048, 2052}) {
+      Case c = varied_case(id, DType::bf16, 2, 3, V, 80);
+      c.wants_grad.clear();
+      c.grad_output = Tensor();
+      SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+      CudaOptions one{2, true}, persistent{2, true};
+      one.row_grid = 1;
+      persistent.row_grid = 2;
+      const Outputs a = compute(*make_emulated_cuda_backend(persistent), c);
+      EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
+      EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(one), c))) << "prefetch changed the result";
+    }
 }
 
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal.

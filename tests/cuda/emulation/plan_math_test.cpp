@@ -1,9 +1,9 @@
 // The arithmetic behind the logit kernel's plan (kernels/cuda/plan_math.hpp) at the benchmark
 // shapes, with the H100/H200 shared memory of 228 KB per SM (233472 bytes, 1 KB of it reserved
-// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (the cluster slots
-// and row statistics, under 256 bytes; the reduction records are dynamic, 32 bytes per thread):
-// 256-thread CTAs with the smallest cluster whose slices fit three per SM, else 512-thread CTAs
-// two per SM, else one.
+// per CTA) and 227 KB opt-in per CTA, less the kernel's static shared memory (the mailboxes of
+// the row exchanges and the row statistics, at most kStatic bytes: logit_rows_kernel.cuh asserts
+// it; the reduction records are dynamic, 32 bytes per thread): 256-thread CTAs with the
+// smallest cluster whose slices fit three per SM, else two per SM, else one 512-thread CTA.
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/plan_math.hpp"
@@ -11,7 +11,7 @@
 namespace divcheck::cuda {
 namespace {
 
-constexpr std::size_t kStatic = 256;
+constexpr std::size_t kStatic = kRowStaticSharedMax;
 constexpr std::size_t kThreePerSm = (233472 - 3 * 1024) / 3 - kStatic;
 constexpr std::size_t kTwoPerSm = (233472 - 2 * 1024) / 2 - kStatic;
 constexpr std::size_t kOnePerSm = 232448 - kStatic;
@@ -44,7 +44,7 @@ TEST(PlanMath, BenchmarkShapesStageThree256ThreadCtasPerSmExceptF32At256000) {
   EXPECT_EQ(smallest_fitting(128256, 4, 256, kThreePerSm), 16);  // f32:  2 x 4 x 8016 + 8 KB
   EXPECT_EQ(smallest_fitting(256000, 2, 256, kThreePerSm), 16);  // bf16: 2 x 2 x 16000 + 8 KB
   EXPECT_EQ(smallest_fitting(256000, 4, 256, kThreePerSm), 0);   // f32:  2 x 4 x 16000 = 128 KB with C = 16
-  EXPECT_EQ(smallest_fitting(256000, 4, 512, kTwoPerSm), 0);
+  EXPECT_EQ(smallest_fitting(256000, 4, 256, kTwoPerSm), 0);
   EXPECT_EQ(smallest_fitting(256000, 4, 512, kOnePerSm), 16);    //       one 512-thread CTA per SM
 }
 

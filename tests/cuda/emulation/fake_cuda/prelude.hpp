@@ -24,6 +24,7 @@
 struct alignas(16) uint4 {
   unsigned int x, y, z, w;
 };
+inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
 struct alignas(16) float4 {
   float x, y, z, w;
 };
