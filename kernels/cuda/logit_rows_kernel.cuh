@@ -291,25 +291,33 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     fill_slice(gq, n, out_vec, v);
     return;
   }
-  for_each_chunk(n, [&](int i, int cnt, auto whole) {
+  // One loop over every chunk with the count test inside (not for_each_chunk: bench/RESULTS.md,
+  // step 15).
+  const int chunks = (n + kChunk - 1) / kChunk;
+  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
+    const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
     read_chunk(y, i, cnt, cy);
     read_chunk(x, i, cnt, cx);
+    auto body = [&](auto whole) {
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k) {
-      float a = 0.0f, b = 0.0f;
-      if (decltype(whole)::value || k < cnt) {
-        const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-        const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                            temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
-        Policy::grads(c, st, prm.opt, res.factor, a, b);
+      for (int k = 0; k < kChunk; ++k) {
+        float a = 0.0f, b = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+          const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                              temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
+          Policy::grads(c, st, prm.opt, res.factor, a, b);
+        }
+        raw_set<Elem>(oy, k, a);
+        raw_set<Elem>(ox, k, b);
       }
-      raw_set<Elem>(oy, k, a);
-      raw_set<Elem>(ox, k, b);
-    }
-    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && decltype(whole)::value, oy);
-    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && decltype(whole)::value, ox);
-  });
+    };
+    if (cnt == kChunk) body(std::true_type{});
+    else body(std::false_type{});
+    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
+    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
+  }
 }
 
 // One side pair of a valid position as the passes after the scan see it.
