@@ -254,16 +254,19 @@ class LogitFormulas {
     const R eb = ea - ad, rb = ra + ad;
     return p_side ? JsColumn{ea, eb, ra, rb} : JsColumn{eb, ea, rb, ra};
   }
-  static Err js_ratio_err(const Err& D, double ln2) {
-    const double d = D.v;
-    if (d >= -1.0) {
-      const Err X = apply(std::expm1(-d), std::exp(-d), D);
-      const Err H = scaled_exact(X, 0.5);
-      return -apply(std::log1p(H.v), 1.0 / (1.0 + H.v), H);
-    }
-    const Err EX = apply(std::exp(d), std::exp(d), D);
-    const Err L1 = apply(std::log1p(EX.v), 1.0 / (1.0 + EX.v), EX);
-    return sub(add(rounded(ln2), D), L1);
+  // The error bounds of e^p, e^q as the float32 kernels evaluate them
+  // (kernels/math/jensen_shannon.hpp js_log_ratios): with a = |d|, the side with d' = a >= 0 as
+  // -log1p(expm1(-a) / 2), the other as that minus a.
+  struct JsRatioErrs {
+    Err ep, eq;
+  };
+  static JsRatioErrs js_ratio_errs(const Err& D) {
+    const Err A{std::fabs(D.v), D.e};
+    const Err X = apply(std::expm1(-A.v), std::exp(-A.v), A);
+    const Err H = scaled_exact(X, 0.5);
+    const Err big = -apply(std::log1p(H.v), 1.0 / (1.0 + H.v), H);
+    const Err small = sub(big, A);
+    return D.v < 0 ? JsRatioErrs{small, big} : JsRatioErrs{big, small};
   }
 
   // Jensen-Shannon sum_S p e^p / 2 + q e^q / 2; dl/dy = p (s e^p - J_p) / 2, dl/dx likewise.
@@ -311,9 +314,10 @@ class LogitFormulas {
         o_.aux_q[v] = col.eq;
         split(o_.cen_p, v, P_.p[v], col.ep, col.rp);
         split(o_.cen_q, v, Q_.p[v], col.eq, col.rq);
-        // The float32 kernel evaluates both as in docs/semantics.md; its error bounds:
-        ep_err[v] = js_ratio_err(dv(v), ln2d);
-        eq_err[v] = js_ratio_err(-dv(v), ln2d);
+        // The float32 kernels evaluate both as in docs/semantics.md; their error bounds:
+        const JsRatioErrs errs = js_ratio_errs(dv(v));
+        ep_err[v] = errs.ep;
+        eq_err[v] = errs.eq;
       }
       if (!in_s(v)) continue;
       const R tp = P_.zero[v] ? R(0) : P_.p[v] * o_.aux_p[v];

@@ -133,14 +133,16 @@ float cross_entropy_row(const RowView& r, const RowGrads& g, const RowOptions& o
 }
 
 float jensen_shannon_row(const RowView& r, const RowGrads& g, const RowOptions&) {
+  auto ratios = [&](std::int64_t v) { return math::js_log_ratios(r.lp[v], r.lq[v]); };
   math::JsStats st{};
-  st.jp = lane_sum(r.n, [&](std::int64_t v) { return math::js_half_term(r.p[v], r.lp[v], r.lq[v], in_support(r, v)); });
-  st.jq = lane_sum(r.n, [&](std::int64_t v) { return math::js_half_term(r.q[v], r.lq[v], r.lp[v], in_support(r, v)); });
+  st.jp = lane_sum(r.n, [&](std::int64_t v) { return math::js_half_term(r.p[v], r.lp[v], ratios(v).ep, in_support(r, v)); });
+  st.jq = lane_sum(r.n, [&](std::int64_t v) { return math::js_half_term(r.q[v], r.lq[v], ratios(v).eq, in_support(r, v)); });
   const float ell = math::js_loss(st);
   for (std::int64_t v = 0; v < r.n && wants_any(g); ++v) {
-    bool s = in_support(r, v);
-    if (g.gp) g.gp[v] = g.coef * math::js_grad_p(r.p[v], r.lp[v], r.lq[v], s, st);
-    if (g.gq) g.gq[v] = g.coef * math::js_grad_q(r.q[v], r.lp[v], r.lq[v], s, st);
+    const bool s = in_support(r, v);
+    const math::JsRatios e = ratios(v);
+    if (g.gp) g.gp[v] = g.coef * math::js_grad(r.p[v], e.ep, s, st.jp);
+    if (g.gq) g.gq[v] = g.coef * math::js_grad(r.q[v], e.eq, s, st.jq);
   }
   return ell;
 }

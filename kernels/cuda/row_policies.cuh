@@ -133,16 +133,17 @@ struct JensenShannonPolicy {
   static constexpr int kStats = 2;  // J_p, J_q
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
-    out[0] = math::js_half_term(c.p, c.lp, c.lq, c.s);
-    out[1] = math::js_half_term(c.q, c.lq, c.lp, c.s);
+    const math::JsRatios e = math::js_log_ratios(c.lp, c.lq);
+    out[0] = math::js_half_term(c.p, c.lp, e.ep, c.s);
+    out[1] = math::js_half_term(c.q, c.lq, e.eq, c.s);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {math::js_loss(math::JsStats{st[0], st[1]}), GradMode::values, coef};
   }
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
-    const math::JsStats js{st[0], st[1]};
-    gp = f * math::js_grad_p(c.p, c.lp, c.lq, c.s, js);
-    gq = f * math::js_grad_q(c.q, c.lp, c.lq, c.s, js);
+    const math::JsRatios e = math::js_log_ratios(c.lp, c.lq);
+    gp = f * math::js_grad(c.p, e.ep, c.s, st[0]);
+    gq = f * math::js_grad(c.q, e.eq, c.s, st[1]);
   }
 };
 

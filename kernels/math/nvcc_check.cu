@@ -30,7 +30,7 @@ __global__ void nvcc_check_kernel(float* out, const float* in) {
   out[i] = kl_term(p, lp, q) + kl_grad_p(p, lp, q, ks) + kl_grad_q(p, q) + jefferys_term(p, q, lp, q) +
            jefferys_grad_p(p, q, lp, q, js) + jefferys_support_grad_q(p, q, lp, q, true, js) + ce_term(p, lp, q) +
            ce_grad_p(p, lp, q, cs) + capped_ce(p, 1.0f, 2.0f) + capped_ce_slope(p, 1.0f, 2.0f) +
-           js_half_term(p, lp, q, true) + js_grad_q(q, lp, q, true, jss) + js_loss(jss) +
+           js_half_term(p, lp, js_log_ratios(lp, q).ep, true) + js_grad(q, js_log_ratios(lp, q).eq, true, jss.jq) + js_loss(jss) +
            hellinger_term(p, q, true) + hellinger_grad_p(p, sqrt_prob(lp), q, true, hs) + tv_abs_term(p, q, true) +
            tv_grad_q(p, q, true, ts) + tv_class_mass(p, q, true, 1.0f, p) + tvd_prob_element(p, q) + tvd_prob_grad(p, q, 0.5f) +
            sgn(p) + lse.logsumexp() + prob_path_from_shifted(p, 2.0f, 1.0f).lp + dcor_ratio(p, q, 1.0f, 1e-5f).value +

@@ -41,17 +41,28 @@ TEST(MathSign, ThreeWayWithNaN) {
 }
 
 TEST(MathJs, LogRatioExactPointsAndAccuracy) {
-  EXPECT_EQ(js_log_ratio(0.0f), 0.0f);
-  EXPECT_FALSE(std::signbit(js_log_ratio(0.0f)));
-  EXPECT_FALSE(std::signbit(js_log_ratio(-0.0f)));
-  EXPECT_EQ(js_log_ratio(kInf), kLn2);        // p > 0 = q: log(2p / p) = log 2
-  EXPECT_EQ(js_log_ratio(-kInf), -kInf);      // p = 0 < q (the caller multiplies by p = 0)
-  EXPECT_TRUE(std::isfinite(js_log_ratio(-1e30f)));  // no overflow of expm1(-delta)
-  // e(delta) = log(2 / (1 + e^-delta)); each branch evaluates expm1/exp, log1p and one or two
-  // float operations, each within 1 ulp: 8u relative plus 8u of the magnitude of log 2 + delta.
+  for (const float z : {0.0f, -0.0f}) {  // identical columns: both exactly +0
+    const JsRatios e = js_log_ratios(-1.5f, -1.5f + z);
+    EXPECT_EQ(e.ep, 0.0f);
+    EXPECT_EQ(e.eq, 0.0f);
+    EXPECT_FALSE(std::signbit(e.ep));
+    EXPECT_FALSE(std::signbit(e.eq));
+  }
+  EXPECT_EQ(js_log_ratios(-3.0f, -kInf).ep, kLn2);  // p > 0 = q: log(2p / p) = log 2
+  EXPECT_EQ(js_log_ratios(-3.0f, -kInf).eq, -kInf);  // the caller multiplies by q = 0
+  EXPECT_EQ(js_log_ratios(-kInf, -3.0f).eq, kLn2);
+  EXPECT_EQ(js_log_ratios(-kInf, -3.0f).ep, -kInf);
+  EXPECT_TRUE(std::isfinite(js_log_ratios(-1e30f, 0.0f).ep));  // no overflow of expm1
+  // e(d) = log(2 / (1 + e^-d)). The larger side: expm1 (1 ulp), the exact halving, log1p
+  // (1 ulp, its argument's error amplified by 1 / (1 + x) <= 2): under 4u absolute next to
+  // log 2; the other side adds one subtraction (u of its magnitude): 8u(|e| + log 2) covers both.
   for (float d = -60.0f; d <= 60.0f; d += 0.173f) {
-    const double exact = std::log(2.0) - std::log1p(std::exp(-static_cast<double>(d)));
-    EXPECT_NEAR(js_log_ratio(d), exact, 8 * kU * (std::fabs(exact) + std::log(2.0) + std::fabs(d) * (d < -1))) << d;
+    const JsRatios e = js_log_ratios(d - 7.0f, -7.0f);
+    const double dd = static_cast<double>((d - 7.0f) - -7.0f);
+    const double ep = std::log(2.0) - std::log1p(std::exp(-dd));
+    const double eq = std::log(2.0) - std::log1p(std::exp(dd));
+    EXPECT_NEAR(e.ep, ep, 8 * kU * (std::fabs(ep) + std::log(2.0))) << d;
+    EXPECT_NEAR(e.eq, eq, 8 * kU * (std::fabs(eq) + std::log(2.0))) << d;
   }
 }
 
