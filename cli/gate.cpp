@@ -160,6 +160,7 @@ ItemResult run_item(const WorkItem& item, DivergenceId id, const Backend& backen
     Case c = s.value();
     rc_lock.unlock();
     r.record.dtype = case_dtype(c);
+    r.record.gradients = c.wants_grad;
     r.check = check_case(backend, c);
     // Keep the verdict, drop the (possibly large) tensors: a failure is re-run when it is shrunk.
     r.check.outputs.reset();

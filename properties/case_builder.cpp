@@ -82,16 +82,23 @@ Tensor draw_grad_output(const Shape& s, GradStyle style) {
   return g;
 }
 
-std::vector<std::string> draw_wants(const DivergenceInfo& d) {
+std::vector<std::string> draw_wants(const DivergenceInfo& d, bool forward_only_too) {
   std::vector<std::string> all;
   for (const auto& r : d.roles)
     if (r.differentiable) all.emplace_back(r.name);
-  if (all.size() <= 1) return all;
-  // 0 = all of them; k >= 1 = only role k - 1.
-  std::vector<std::pair<int, std::int64_t>> choices = {{3 * static_cast<int>(all.size()), 0}};
-  for (std::size_t k = 0; k < all.size(); ++k) choices.push_back({1, static_cast<std::int64_t>(k + 1)});
+  if (all.empty() || (all.size() == 1 && !forward_only_too)) return all;
+  // 0 = all of them; k >= 1 = only role k - 1; -1 = none (forward only, about 1 in 8 or 9).
+  std::vector<std::pair<int, std::int64_t>> choices;
+  if (all.size() == 1) {
+    choices = {{7, 0}};
+  } else {
+    choices = {{3 * static_cast<int>(all.size()), 0}};
+    for (std::size_t k = 0; k < all.size(); ++k) choices.push_back({1, static_cast<std::int64_t>(k + 1)});
+  }
+  if (forward_only_too) choices.push_back({1, -1});
   const std::int64_t pick = *weighted<std::int64_t>(choices);
   if (pick == 0) return all;
+  if (pick < 0) return {};
   return {all[static_cast<std::size_t>(pick - 1)]};
 }
 

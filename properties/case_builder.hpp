@@ -38,8 +38,10 @@ enum class GradStyle : std::uint8_t { usual, unusual };
 // 0, negative; per-element vectors for "none" (with zeros and negatives).
 Tensor draw_grad_output(const Shape& s, GradStyle style);
 
-// The wanted gradients: usually every differentiable role, sometimes a single one.
-std::vector<std::string> draw_wants(const DivergenceInfo& d);
+// The wanted gradients: usually every differentiable role, sometimes a single one, and with
+// forward_only_too sometimes none (a loss-only case: the logit rows and tvd_prob, whose CUDA
+// forward-only launch is a path of its own).
+std::vector<std::string> draw_wants(const DivergenceInfo& d, bool forward_only_too = false);
 
 // Count of non-zero entries.
 std::int64_t count_valid(const std::vector<std::int64_t>& mask);

@@ -80,7 +80,7 @@ Case finish(const DivergenceInfo& d, TvdDraft&& f, std::string_view family) {
   c.inputs["p"] = float_tensor(f.dt, {f.N, f.V}, f.p);
   c.inputs["q"] = float_tensor(f.dt, {f.N, f.V}, f.q);
   if (f.has_labels) c.inputs["labels"] = int_tensor(f.labels_dt, {f.N}, f.labels);
-  c.wants_grad = draw_wants(d);
+  c.wants_grad = draw_wants(d, true);
   c.grad_output = draw_grad_output(loss_shape(c), f.grad_style);
   c.provenance.family = std::string(family);
   validate_case(c);

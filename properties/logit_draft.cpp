@@ -109,7 +109,7 @@ Case finish_logit_case(const LogitRow& row, LogitDraft&& dr, std::string_view fa
   c.inputs[row.p] = float_tensor(dr.dt, s3, dr.p);
   if (dr.has_mask) c.inputs[row.mask] = int_tensor(dr.mask_dt, {dr.B, dr.T}, dr.mask);
   if (dr.has_support) c.inputs["support_mask"] = int_tensor(dr.support_dt, s3, dr.support);
-  c.wants_grad = draw_wants(*row.d);
+  c.wants_grad = draw_wants(*row.d, true);
   c.grad_output = draw_grad_output(loss_shape(c), dr.grad_style);
   c.provenance.family = std::string(family);
   validate_case(c);

@@ -51,7 +51,7 @@ json to_json(const FailureRecord& f) {
 
 json to_json(const CaseRecord& c) {
   return json{{"k", c.k},           {"family", c.family}, {"seed", c.seed},
-              {"size", c.size},     {"dtype", c.dtype},   {"passed", c.passed},
+              {"size", c.size},     {"dtype", c.dtype},   {"gradients", c.gradients}, {"passed", c.passed},
               {"worst_ratio", json_number(c.worst_ratio)}, {"seconds", c.seconds}};
 }
 
@@ -69,6 +69,7 @@ json to_json(const DivergenceRecord& d) {
               {"cases", d.cases},
               {"passed", d.passed},
               {"failed", d.failed},
+              {"forward_only", d.forward_only},
               {"worst_ratio", json_number(d.worst_ratio)},
               {"seconds", d.seconds},
               {"budget_exhausted", d.budget_exhausted},

@@ -27,12 +27,14 @@ void summarize(DivergenceRecord& d) {
   d.cases = static_cast<std::int64_t>(d.case_list.size());
   d.passed = 0;
   d.failed = 0;
+  d.forward_only = 0;
   d.worst_ratio = 0.0;
   d.seconds = 0.0;
   d.families.clear();
   d.by_family_dtype.clear();
   for (const auto& c : d.case_list) {
     if (c.passed) ++d.passed; else ++d.failed;
+    if (c.gradients.empty() && c.dtype != "?") ++d.forward_only;
     d.worst_ratio = worse(d.worst_ratio, c.worst_ratio);
     d.seconds += c.seconds;
     if (std::find(d.families.begin(), d.families.end(), c.family) == d.families.end()) d.families.push_back(c.family);

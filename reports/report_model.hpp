@@ -37,6 +37,7 @@ struct CaseRecord {
   std::uint64_t seed = 0;    // generator seed of this case
   int size = 0;              // RapidCheck size it was drawn at
   std::string dtype;         // dtype of the floating inputs ("f32", "bf16", "f16"); "?" if not drawn
+  std::vector<std::string> gradients;  // the gradients the case asked for; empty: forward only
   bool passed = false;
   double worst_ratio = 0.0;  // error in units of the bound; may be +inf
   double seconds = 0.0;      // not part of the deterministic content
@@ -77,6 +78,7 @@ struct DivergenceRecord {
   std::int64_t cases = 0;     // cases that ran
   std::int64_t passed = 0;
   std::int64_t failed = 0;
+  std::int64_t forward_only = 0;  // cases that ran asking for no gradient (loss only)
   double worst_ratio = 0.0;
   double seconds = 0.0;       // sum of per-case times (wall time of its cases, all workers)
   bool budget_exhausted = false;  // cases < planned because the time budget ran out

@@ -15,7 +15,7 @@ std::string format_seconds(double s) {
 }
 
 std::vector<std::string> summary_header() {
-  return {"divergence", "cases", "passed", "failed", "worst (of bound)", "families", "time", "note"};
+  return {"divergence", "cases", "passed", "failed", "forward only", "worst (of bound)", "families", "time", "note"};
 }
 
 std::vector<std::vector<std::string>> summary_rows(const RunReport& r) {
@@ -29,7 +29,7 @@ std::vector<std::vector<std::string>> summary_rows(const RunReport& r) {
     else if (d.planned == 0)
       note = "no case selected";
     rows.push_back({d.name, std::to_string(d.cases), std::to_string(d.passed), std::to_string(d.failed),
-                    format_ratio(d.worst_ratio), std::to_string(d.families.size()), format_seconds(d.seconds), note});
+                    std::to_string(d.forward_only), format_ratio(d.worst_ratio), std::to_string(d.families.size()), format_seconds(d.seconds), note});
   }
   return rows;
 }

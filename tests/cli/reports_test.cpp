@@ -31,6 +31,7 @@ CaseRecord case_record(std::int64_t k, const std::string& family, const std::str
   c.passed = passed;
   c.worst_ratio = ratio;
   c.seconds = 0.5;
+  c.gradients = {"p"};
   return c;
 }
 
@@ -84,6 +85,24 @@ TEST(ReportModel, SummarizeCountsFromTheCaseList) {
   EXPECT_EQ(d.by_family_dtype[0].worst_ratio, 0.5);
   EXPECT_EQ(d.by_family_dtype[1].failed, 1);
   EXPECT_EQ(d.by_family_dtype[2].dtype, "bf16");
+}
+
+TEST(ReportModel, ForwardOnlyCountsTheDrawnCasesThatAskedForNoGradient) {
+  DivergenceRecord d;
+  d.case_list = {case_record(0, "a", "f32", true, 0.5), case_record(1, "a", "bf16", true, 0.5),
+                 case_record(2, "a", "?", false, kInf), case_record(3, "a", "f32", true, 0.5)};
+  d.case_list[1].gradients.clear();  // a loss-only case
+  d.case_list[2].gradients.clear();  // the generator threw: not drawn, not counted
+  summarize(d);
+  EXPECT_EQ(d.forward_only, 1);
+  RunReport r;
+  r.divergences.push_back(d);
+  const nlohmann::ordered_json j = to_json(r)["divergences"][0];
+  EXPECT_EQ(j["forward_only"], 1);
+  EXPECT_EQ(j["case_list"][0]["gradients"], nlohmann::ordered_json::array({"p"}));
+  EXPECT_TRUE(j["case_list"][1]["gradients"].is_array());
+  EXPECT_TRUE(j["case_list"][1]["gradients"].empty());
+  EXPECT_NE(summary_table(r).find("forward only"), std::string::npos);
 }
 
 TEST(ReportModel, NanRatioIsNotHiddenByFiniteOnes) {

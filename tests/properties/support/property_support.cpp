@@ -143,7 +143,8 @@ void tag_case(const Case& c) {
     else v = c.inputs.at(std::string(info(c.id).roles.front().name)).dim(2);
     bucket = v == 1 ? "V=1" : v <= 8 ? "V<=8" : v <= 128 ? "V<=128" : v <= 1025 ? "V<=1025" : v <= 4099 ? "V=4099" : "V>=32000";
   }
-  RC_TAG(c.provenance.family, std::string(short_name(input_dtype(c))), bucket);
+  RC_TAG(c.provenance.family, std::string(short_name(input_dtype(c))), bucket,
+         c.wants_grad.empty() ? "loss only" : "with gradients");
 }
 
 }  // namespace divcheck::props

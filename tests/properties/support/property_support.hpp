@@ -83,7 +83,8 @@ void assert_empty(const std::string& message, const Case& c);
 
 // ---- tags -----------------------------------------------------------------------------------
 
-// RC_TAG(family, dtype, size bucket): the test output then lists the distribution.
+// RC_TAG(family, dtype, size bucket, "loss only" or "with gradients"): the test output then lists
+// the distribution.
 void tag_case(const Case& c);
 
 // The float dtype of a case.
