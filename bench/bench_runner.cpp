@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <memory>
 #include <numeric>
 #include <vector>
@@ -86,17 +88,29 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
   return reads + writes;
 }
 
-// DIVCHECK_BENCH_ROW_GRID=1 or 2 forces LogitArgs::row_grid (one cluster per row, or the
-// persistent grid): A/B runs of the row grid in one session (bench/RESULTS.md). Unset: automatic.
+// Plan knobs for A/B runs in one session (bench/RESULTS.md); unset or empty: automatic.
+//   DIVCHECK_BENCH_ROW_GRID=1|2         LogitArgs::row_grid (one cluster per row, persistent)
+//   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
+//   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
+// Any other value is an error naming the variable.
+int forced_knob(const char* name, std::initializer_list<int> allowed, const char* meaning) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return 0;
+  for (int k : allowed)
+    if (std::to_string(k) == v) return k;
+  throw InvalidArgument(name, v, meaning);
+}
 int forced_row_grid() {
-  static const int grid = [] {
-    const char* v = std::getenv("DIVCHECK_BENCH_ROW_GRID");
-    if (v == nullptr || *v == '\0') return 0;
-    if (std::strcmp(v, "1") == 0) return 1;
-    if (std::strcmp(v, "2") == 0) return 2;
-    throw InvalidArgument("DIVCHECK_BENCH_ROW_GRID", v, "must be 1 (one cluster per row) or 2 (persistent)");
-  }();
+  static const int grid = forced_knob("DIVCHECK_BENCH_ROW_GRID", {1, 2}, "must be 1 (one cluster per row) or 2 (persistent)");
   return grid;
+}
+int forced_row_threads() {
+  static const int threads = forced_knob("DIVCHECK_BENCH_ROW_THREADS", {128, 256, 512}, "must be 128, 256 or 512");
+  return threads;
+}
+int forced_cluster_ctas() {
+  static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
+  return ctas;
 }
 
 // Enqueues one computation; returns the plan (ctas 0 for tvd_prob).
@@ -130,6 +144,8 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.loss = d.loss.as<float>();
   a.workspace = d.work.get();
   a.row_grid = forced_row_grid();
+  a.row_threads = forced_row_threads();
+  a.cluster_ctas = forced_cluster_ctas();
   return cuda::launch_logit_divergence(a, stream);
 }
 

@@ -90,11 +90,14 @@ Outputs CudaBackend::run_logit(const Case& c) const {
   a.grad_q = dgq.get();
   a.loss = dloss.as<float>();
   a.workspace = dwork.get();
-  DeviceBuffer dtame;
-  if (options_.tame_rows_out) {
-    dtame = DeviceBuffer(sizeof(unsigned long long), "tame row counter");
-    cuda_check(cudaMemsetAsync(dtame.get(), 0, sizeof(unsigned long long), s.get()), "cudaMemsetAsync(tame rows)");
-    a.tame_rows = static_cast<unsigned long long*>(dtame.get());
+  // The diagnostics counters (tests: LogitArgs::counters).
+  const bool counted = options_.tame_rows_out || options_.prefetched_rows_out;
+  constexpr std::size_t kCounterBytes = kDiagnosticsCounters * sizeof(unsigned long long);
+  DeviceBuffer dcount;
+  if (counted) {
+    dcount = DeviceBuffer(kCounterBytes, "diagnostics counters");
+    cuda_check(cudaMemsetAsync(dcount.get(), 0, kCounterBytes, s.get()), "cudaMemsetAsync(counters)");
+    a.counters = static_cast<unsigned long long*>(dcount.get());
   }
   launch_logit_divergence(a, s.get());
 
@@ -112,10 +115,12 @@ Outputs CudaBackend::run_logit(const Case& c) const {
     out.grads.emplace(roles.q_name, std::move(g));
   }
   s.sync("running " + std::string(name_of(c.id)));
-  if (options_.tame_rows_out) {
-    unsigned long long n = 0;
-    cuda_check(cudaMemcpy(&n, dtame.get(), sizeof n, cudaMemcpyDeviceToHost), "cudaMemcpy(tame rows)");
-    *options_.tame_rows_out = static_cast<std::int64_t>(n);
+  if (counted) {
+    unsigned long long n[kDiagnosticsCounters] = {};
+    cuda_check(cudaMemcpy(n, dcount.get(), sizeof n, cudaMemcpyDeviceToHost), "cudaMemcpy(counters)");
+    if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(n[kTameRowsCounter]);
+    if (options_.prefetched_rows_out)
+      *options_.prefetched_rows_out = static_cast<std::int64_t>(n[kPrefetchedRowsCounter]);
   }
   return out;
 }

@@ -16,8 +16,10 @@ struct CudaOptions {
   bool allow_tame = true;     // false: tame rows take the general forms too (LogitArgs::allow_tame)
   // When set, each logit-row run stores here how many positions took the tame forms (tests).
   std::int64_t* tame_rows_out = nullptr;
-  int row_threads = 0;        // 0: automatic; else 256 or 512 threads per CTA
+  int row_threads = 0;        // 0: automatic; else 128, 256 or 512 threads per CTA
   int row_grid = 0;           // 0: automatic; 1: one cluster per row; 2: persistent (LogitArgs::row_grid)
+  // When set, each logit-row run stores here how many rows were prefetched (kPrefetchedRowsCounter).
+  std::int64_t* prefetched_rows_out = nullptr;
 };
 
 // Throws Unavailable when no CUDA device is visible.

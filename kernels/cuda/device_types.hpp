@@ -42,7 +42,7 @@ struct LogitArgs {
   // fixed choice they are bitwise reproducible). 0: automatic; else 1, 2, 4, 8 or 16 CTAs
   // per row (a thread block cluster).
   int cluster_ctas = 0;
-  int row_threads = 0;                          // 0: automatic; else 256 or 512 threads per CTA
+  int row_threads = 0;                          // 0: automatic; else 128, 256 or 512 threads per CTA
   // 0: automatic (2 for forward-only launches, else 1); 1: one cluster per row; 2: the
   // clusters the device holds at once loop over the rows, and a forward-only launch prefetches
   // each cluster's next row into shared memory while the current row's last exchange
@@ -52,8 +52,18 @@ struct LogitArgs {
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;
-  unsigned long long* tame_rows = nullptr;      // device counter (diagnostics): rows that took the tame forms
+  // Device counters (diagnostics, for tests) or nullptr: kDiagnosticsCounters zero-initialised
+  // 64-bit counters the kernel adds to (one pointer: a second kernel parameter field changed the
+  // code of the whole row kernel, bench/RESULTS.md step 18).
+  unsigned long long* counters = nullptr;
 };
+
+// The diagnostics counters of LogitArgs::counters.
+inline constexpr int kTameRowsCounter = 0;        // positions that took the tame forms
+// Rows whose slices a cluster requested ahead while finishing its previous row (the persistent
+// grid's prefetch), counted once per cluster when the row starts and skips its own request.
+inline constexpr int kPrefetchedRowsCounter = 1;
+inline constexpr int kDiagnosticsCounters = 2;
 
 // How a launch runs a row: `ctas` CTAs of `threads` threads (one thread block cluster) per row;
 // `staged`: the row slices are kept in shared memory (one HBM read), else every pass reads

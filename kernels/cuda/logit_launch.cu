@@ -94,8 +94,8 @@ void validate(const LogitArgs& a, bool pointers) {
     require(a.scaling_factor > 0.0 && a.scaling_factor <= 3.4e38, "scaling_factor", std::to_string(a.scaling_factor),
             "must be finite and > 0");
   }
-  require(a.row_threads == 0 || a.row_threads == 256 || a.row_threads == 512, "row_threads",
-          std::to_string(a.row_threads), "must be 0 (automatic), 256 or 512");
+  require(a.row_threads == 0 || a.row_threads == 128 || a.row_threads == 256 || a.row_threads == 512, "row_threads",
+          std::to_string(a.row_threads), "must be 0 (automatic), 128, 256 or 512");
   require(a.row_grid >= 0 && a.row_grid <= 2, "row_grid", std::to_string(a.row_grid),
           "must be 0 (automatic), 1 (one cluster per row) or 2 (persistent)");
   const int c = a.cluster_ctas;
@@ -137,6 +137,7 @@ struct SmemBudget {
   std::size_t one;    // dynamic shared memory one CTA may use (opt-in maximum minus static)
   std::size_t two;    // ... when two CTAs are to share an SM
   std::size_t three;  // ... when three CTAs are to share an SM
+  std::size_t six;    // ... when six (128-thread) CTAs are to share an SM
 };
 
 // The dynamic shared memory a kernel may use; sets the kernel's attributes to the opt-in
@@ -156,7 +157,7 @@ SmemBudget configure(RowKernel fn) {
   auto share = [&](int k) {
     return static_cast<std::size_t>(std::max(0, std::min(budget, (per_sm - k * reserved) / k - stat)));
   };
-  return {static_cast<std::size_t>(budget), share(2), share(3)};
+  return {static_cast<std::size_t>(budget), share(2), share(3), share(6)};
 }
 
 // The row grid: forced (row_grid 1 or 2), else persistent exactly for forward-only launches,
@@ -200,8 +201,10 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
   }
   // (threads, the shared-memory share of one CTA): three 256-thread CTAs per SM, two, one of
   // 512 (the register cap, kRowRegisters, allows no two of 512); a forced thread count keeps
-  // only its own entries.
-  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one}};
+  // only its own entries. 128-thread CTAs (six or three per SM) only when forced: a benchmark
+  // knob for A/B runs (bench/RESULTS.md), never the automatic choice (the 512 tier comes first).
+  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one},
+                                               {128, budget.six}, {128, budget.three}};
   for (const auto& [threads, limit] : tiers) {
     if (a.row_threads != 0 && a.row_threads != threads) continue;
     for (int ctas : {1, 2, 4, 8, 16}) {

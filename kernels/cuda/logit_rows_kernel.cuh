@@ -38,10 +38,12 @@
 // On chip besides the slices: the reduction records and the mailboxes of the row exchanges
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
-// cross-entropy best, Jensen-Shannon worst, all below the 85% target). KL bf16 forward (ncu,
-// step 11): 32 instructions per column, 22 of them in the column loops and the rest per-CTA
-// overhead; issue slots 45% busy; the largest stall is the wait at each exchange for the
-// cluster's slowest CTA.
+// cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
+// target). KL bf16 forward (ncu, step 18): 30 instructions per column, 23 of them in the column
+// loops and the rest per CTA-row; issue slots 48% busy; the largest stall is the wait at each
+// exchange for the cluster's slowest CTA. The code generated for the whole kernel is
+// sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
+// spills in the loops) before and after any edit here.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
 // division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
 // in logit_launch.cu; this header is also compiled by the kernel emulator (tests/cuda).
@@ -72,7 +74,7 @@ struct RowKernelParams {
   bool staged;
   bool prefetch;                 // forward-only persistent launch: prefetch each next row (process_row)
   bool allow_tame;
-  unsigned long long* tame_rows;  // diagnostics counter or nullptr
+  unsigned long long* counters;  // LogitArgs::counters (diagnostics) or nullptr
   RowOptions opt;
   const float* coef;             // per sequence b; nullptr when no gradient is wanted
   void* gp;                      // d/dy or nullptr
@@ -96,7 +98,7 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   prm.staged = plan.staged;
   prm.prefetch = plan.persistent && plan.staged && a.grad_p == nullptr && a.grad_q == nullptr;
   prm.allow_tame = a.allow_tame;
-  prm.tame_rows = a.tame_rows;
+  prm.counters = a.counters;
   prm.opt.has_support = a.support != nullptr;
   prm.opt.capped = a.capped;
   prm.opt.max_loss = static_cast<float>(a.max_loss);
@@ -510,7 +512,11 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   SideRange<Elem> ry, rx;
   if (prm.staged && in_vec) {
     if (bytes > 0) {
-      if (stream.ahead != row && threadIdx.x == 0) stream.request(prm, row, v0, bytes);
+      if (stream.ahead != row) {
+        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes);
+      } else if (prm.counters && leader) {
+        atomicAdd(prm.counters + kPrefetchedRowsCounter, 1ull);  // diagnostics: its slices came ahead
+      }
       bulk_wait(stream.bar, stream.uses & 1u);
       ++stream.uses;
     }
@@ -548,7 +554,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
   if (kPlain && rs.tame && prm.allow_tame) {
-    if (prm.tame_rows && leader) atomicAdd(prm.tame_rows, 1ull);  // diagnostics only
+    if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
     row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, ex, rs, prefetch);
   } else {
     row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);

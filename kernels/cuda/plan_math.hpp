@@ -11,7 +11,8 @@
 
 namespace divcheck::cuda {
 
-// Threads per CTA of the row kernel: a plan's choice, 256 or 512 (the kernel reads blockDim.x).
+// Threads per CTA of the row kernel: a plan's choice, 256 or 512, or 128 when forced (a benchmark
+// knob; the kernel reads blockDim.x).
 // The planner prefers 256-thread CTAs, three per SM (more columns per thread, so the per-row
 // costs weigh less, and three CTAs at different phases of their rows), when their slices fit a
 // third of an SM's shared memory; else two 256-thread CTAs per SM, then one of 512

@@ -1,12 +1,15 @@
 // Case builders of the GPU tests (see gpu_cases.hpp).
 #include "tests/cuda/gpu_cases.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
+#include "kernels/cuda/case_args.hpp"
 #include "tests/cpu/test_cases.hpp"
 
 namespace divcheck::gputest {
@@ -121,6 +124,26 @@ std::string masked_gradients_are_plus_zero(const Case& c, const Outputs& o) {
     }
   }
   return "";
+}
+
+std::int64_t expected_prefetches(const Case& c, std::int64_t clusters) {
+  const cuda::LogitRoles roles = cuda::logit_roles(c);
+  const Tensor& y = *roles.p;
+  const std::int64_t rows = y.dim(0) * y.dim(1), V = y.dim(2);
+  const auto elem = static_cast<std::int64_t>(element_size(y.dtype()));
+  const std::vector<std::uint8_t> valid = roles.mask ? cuda::nonzero_flags(*roles.mask) : std::vector<std::uint8_t>{};
+  auto is_valid = [&](std::int64_t r) { return valid.empty() || valid[static_cast<std::size_t>(r)] != 0; };
+  if (V < 8) return 0;  // no whole chunk: nothing for the bulk copy engine
+  std::int64_t n = 0;
+  for (std::int64_t k = 0; k < std::min(clusters, rows); ++k) {
+    std::int64_t prev = -1;
+    for (std::int64_t r = k; r < rows; r += clusters) {
+      if (!is_valid(r)) continue;
+      if (prev >= 0 && (r * V * elem) % 16 == 0) ++n;  // prev requested r's slices ahead
+      prev = r;
+    }
+  }
+  return n;
 }
 
 }  // namespace divcheck::gputest

@@ -26,6 +26,13 @@ Case with_garbage_at_masked(Case c);
 // Zero-filled masked positions (the counterpart of with_garbage_at_masked).
 Case with_zeros_at_masked(Case c);
 
+// How many rows the persistent grid's prefetch requests ahead (kPrefetchedRowsCounter) for
+// a forward-only, staged run of logit case `c` on a grid of `clusters` clusters, whose input
+// rows start 16-byte aligned: cluster k loops over the rows k, k + clusters, ...; every valid
+// row whose next valid row in that loop has 16-byte aligned slices (and at least one whole
+// chunk) is counted once. Assumes no poisoned row (varied_case has none).
+std::int64_t expected_prefetches(const Case& c, std::int64_t clusters);
+
 // Every gradient element at a masked position is +0 (bit pattern 0); "" or the first offender.
 std::string masked_gradients_are_plus_zero(const Case& c, const Outputs& o);
 

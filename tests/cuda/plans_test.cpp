@@ -95,15 +95,24 @@ TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
           k.grad_output = Tensor();
         }
         SCOPED_TRACE(label(k) + " V=" + std::to_string(V) + (forward_only ? " forward" : " forward+backward"));
+        std::int64_t prefetched = -1;
         CudaOptions one, persistent;
         one.row_grid = 1;
         persistent.row_grid = 2;
+        persistent.prefetched_rows_out = &prefetched;
         const cuda::LogitPlan plan = cuda::plan_for_case(k, persistent);
         ASSERT_TRUE(plan.persistent);
+        ASSERT_TRUE(plan.staged);
         ASSERT_LE(2 * plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
         const Outputs a = compute(*cuda::make_cuda_backend_with(one), k);
         const Outputs b = compute(*cuda::make_cuda_backend_with(persistent), k);
         EXPECT_TRUE(bitwise_same(a, b)) << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+        // The prefetch fired where it should (forward only), not merely left the results alone.
+        const std::int64_t expected = forward_only ? expected_prefetches(k, plan.resident_clusters) : 0;
+        EXPECT_EQ(prefetched, expected) << plan.resident_clusters << " resident clusters";
+        if (forward_only) {
+          EXPECT_GT(expected, 0);
+        }
       }
     }
 }

@@ -143,8 +143,13 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
       weights_kernel(a.batch, a.reduction, a.grad_output, inv_t, ws.counts, ws.total, ws.coef);
     });
   }
+  unsigned long long counters[kDiagnosticsCounters] = {};  // LogitArgs::counters
+  if (options_.tame_rows_out || options_.prefetched_rows_out) a.counters = counters;
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
   emulate_rows_dispatch(a, prm, plan);
+  if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);
+  if (options_.prefetched_rows_out)
+    *options_.prefetched_rows_out = static_cast<std::int64_t>(counters[kPrefetchedRowsCounter]);
   emu::launch({1, static_cast<unsigned>(kStageThreads), 1},
               [&] { reduce_positions_kernel(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss); });
   return out;

@@ -76,12 +76,20 @@ TEST(KernelEmulation, PrefetchOfTheNextRowEqualsOneClusterPerRow) {
       c.wants_grad.clear();
       c.grad_output = Tensor();
       SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+      std::int64_t prefetched = -1, without = -1;
       CudaOptions one{2, true}, persistent{2, true};
       one.row_grid = 1;
+      one.prefetched_rows_out = &without;
       persistent.row_grid = 2;
+      persistent.prefetched_rows_out = &prefetched;
       const Outputs a = compute(*make_emulated_cuda_backend(persistent), c);
       EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
       EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(one), c))) << "prefetch changed the result";
+      // The emulator's grid: two clusters. V = 2048: every next row is prefetched (3 with row 1
+      // masked, 4 without a mask); V = 2052: only the aligned (even) ones.
+      EXPECT_EQ(prefetched, expected_prefetches(c, 2));
+      EXPECT_GE(prefetched, V == 2048 ? 3 : 1);
+      EXPECT_EQ(without, 0);
     }
 }
 
@@ -104,6 +112,12 @@ TEST(KernelEmulation, ClustersOfTwoAreWithinBoundForEveryLogitRow) {
 TEST(KernelEmulation, ClustersOf256ThreadCtasAreWithinBoundForEveryLogitRow) {
   for (DivergenceId id : gpu_rows())
     if (id != DivergenceId::tvd_prob) expect_cluster_plan_sound(id, 2, 3001, 256);
+}
+
+TEST(KernelEmulation, ClustersOf128ThreadCtasAreWithinBound) {  // the bench knob's plans
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::jensen_shannon_divergence,
+                          DivergenceId::total_variation})
+    expect_cluster_plan_sound(id, 4, 3001, 128);
 }
 
 TEST(KernelEmulation, ClustersOfFourAndSixteenWithEmptySlicesAreWithinBound) {
