@@ -7,7 +7,8 @@
 // of the thread's earlier memory operations).
 //
 // Protocol. Kernel start: thread 0 initialises the mailboxes' mbarriers (arrival count 1), then
-// every thread arrives at the cluster barrier (release); before its first push a thread waits on
+// every thread fences the initialisations (fence.mbarrier_init, a release at cluster scope) and
+// arrives at the cluster barrier (relaxed); before its first push a thread waits on
 // it (cluster_ready), so no message reaches a mailbox before its mbarrier exists. The wait can
 // come late (after the first row's load and scan), so it costs nothing.
 // Per use of a mailbox: thread 0 arms its phase (arrive.expect_tx with C x the message size;
@@ -60,11 +61,15 @@ __device__ __forceinline__ void mailbox_init(Mailbox<kWords>& box) {
 #endif
 }
 
-// Every thread, once, after thread 0 initialised the mailboxes (and a __syncthreads()).
+// Every thread, once, after thread 0 initialised the mailboxes (and a __syncthreads()). The
+// only writes other CTAs rely on are the mbarrier initialisations, which the
+// fence.mbarrier_init release fence orders before the arrive; so the arrive itself is relaxed
+// (a release arrive compiles to a GPU-scope memory barrier in every CTA: ~4.5% of KL f32
+// forward+backward's stall samples, bench/RESULTS.md step 20).
 __device__ __forceinline__ void cluster_arrive_start() {
 #if defined(__CUDA_ARCH__)
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 #endif
 }
 
