@@ -25,7 +25,8 @@
 //      whether the row is tame (math::tame_side: finite logits, shifted logits >= -64); tame
 //      rows on the log-softmax path without a support mask take the tame forms of passes 2-4
 //      (no -inf tests, no clamp, no subnormal branch of the exponential: the same values);
-//   2. S of each side, FixedSum of exp((z - m)/T) (exact, order-independent), log S;
+//   2. S of each side, the sum of exp((z - m)/T), log S: a float sum in the order below, or,
+//      for total variation (Policy::kExactS), the exact, order-independent FixedSum;
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
 //      KL and cross-entropy on the log-softmax path without a support mask take their sums in
@@ -351,55 +352,59 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
   float st[Policy::kStats];
   if constexpr (kOnePassRow) {
-    // Pass 2 with the one-pass statistics (kernels/math/kl.hpp): S of each side (the same
-    // fixed-point terms as below, so the same bits) and the policy's scaled sums.
+    // Pass 2 with the one-pass statistics (kernels/math/kl.hpp): the policy's scaled sums and,
+    // as the last two sums, S of each side (float sums in the kernel's order: SSum::floats).
+    constexpr int kSums = Policy::kOnePass + 2;
+    static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
     const float m0 = rs.max[0], m1 = rs.max[1];
-    uint64_t ly = 0, lx = 0;
-    float acc[Policy::kOnePass];
+    float acc[kSums];
 #pragma unroll
-    for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = 0.0f;
+    for (int k = 0; k < kSums; ++k) acc[k] = 0.0f;
     for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
-      float part[Policy::kOnePass];
+      float part[kSums];
       {
-        float t[kChunk][Policy::kOnePass];
+        float t[kChunk][kSums];
 #pragma unroll
         for (int k = 0; k < kChunk; ++k) {
 #pragma unroll
-          for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = 0.0f;
+          for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
           if (decltype(whole)::value || k < cnt) {
             // Tame rows: the tame forms (the same values in fewer instructions). The two
             // branches are spelled out: the SASS of this form is the one measured on the H200.
             const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
+            float one[Policy::kOnePass];
             if constexpr (kTame) {
               const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
               const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
               const float ey = math::f_softmax_exp_ftz(ty), ex = math::f_softmax_exp_ftz(tx);
-              ly += math::fixed_term(ey);
-              lx += math::fixed_term(ex);
-              Policy::one_pass_terms_finite(ty, tx, ey, ex, t[k]);
+              t[k][kSums - 2] = ey;
+              t[k][kSums - 1] = ex;
+              Policy::one_pass_terms_finite(ty, tx, ey, ex, one);
             } else {
               const float ty = math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm));
               const float tx = math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm));
               const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
-              ly += math::fixed_term(ey);
-              lx += math::fixed_term(ex);
-              Policy::one_pass_terms(ty, tx, ey, ex, t[k]);
+              t[k][kSums - 2] = ey;
+              t[k][kSums - 1] = ex;
+              Policy::one_pass_terms(ty, tx, ey, ex, one);
             }
+#pragma unroll
+            for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = one[s2];
           }
         }
 #pragma unroll
-        for (int s2 = 0; s2 < Policy::kOnePass; ++s2)  // pairwise, as pairwise_terms
+        for (int s2 = 0; s2 < kSums; ++s2)  // pairwise, as pairwise_terms
           part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
       }
 #pragma unroll
-      for (int k = 0; k < Policy::kOnePass; ++k) acc[k] = acc[k] + part[k];
+      for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
     });
-    reduce_stats<Policy::kOnePass, true>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, ly, lx, after_reads);
+    reduce_stats<kSums, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, 0, 0, after_reads);
     Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
-  } else {
+  } else if constexpr (Policy::kExactS) {
     // Pass 2: S = sum exp(t_v) of each side, exactly (each thread's terms in a plain 64-bit
     // integer: fewer than 2^24 of them, so no carry until the merge).
     const float m0 = rs.max[0], m1 = rs.max[1];
@@ -416,7 +421,30 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
         }
       }
     });
-    reduce_stats<0, true>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, nullptr, ly, lx);
+    reduce_stats<0, SSum::fixed>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, nullptr, ly, lx);
+  } else {
+    // Pass 2: S = sum exp(t_v) of each side as float sums in the kernel's order (each chunk's 8
+    // terms pairwise, the chunk sums in chunk order, then the CTA and cluster trees).
+    const float m0 = rs.max[0], m1 = rs.max[1];
+    float acc[2] = {0.0f, 0.0f};
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
+      RawChunk<Elem> cy, cx;
+      read_chunk(y, i, cnt, cy);
+      read_chunk(x, i, cnt, cx);
+      float ey[kChunk], ex[kChunk];
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        ey[k] = 0.0f;
+        ex[k] = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          ey[k] = math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
+          ex[k] = math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+        }
+      }
+      acc[0] = acc[0] + (((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7])));
+      acc[1] = acc[1] + (((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7])));
+    });
+    reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
   const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
@@ -440,7 +468,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 #pragma unroll
       for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
     });
-    reduce_stats<Policy::kStats, false>(cl, sc, ex.box.second, ex.second_uses++ & 1u, rs, acc, 0, 0, after_reads);
+    reduce_stats<Policy::kStats, SSum::none>(cl, sc, ex.box.second, ex.second_uses++ & 1u, rs, acc, 0, 0, after_reads);
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) st[k] = rs.stats[k];
   }

@@ -4,6 +4,10 @@
 // column (grads). Every formula is kernels/math's; the composition mirrors
 // kernels/cpu/row_kernels.cpp line by line (same sums, same operand order, same NaN / zero
 // rules), so the two backends compute the same expressions.
+// kExactS: whether the row's normalisers S are the exact FixedSum (total variation only: its
+// sgn(p - q) needs bitwise ties) or float sums in the kernel's order (every other policy: within
+// sigma(V) like every row sum, and a float-to-integer conversion and a 64-bit add per column and
+// side cheaper; docs/semantics.md, "Summation order").
 #pragma once
 
 #include "kernels/math/cross_entropy.hpp"
@@ -47,6 +51,7 @@ __device__ __forceinline__ RowResult finite_or_nan(float ell, float coef) {
 struct KlPolicy {
   static constexpr int kStats = 1;  // K_p
   static constexpr int kOnePass = 1;  // A
+  static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::kl_one_pass_term(ey, ty, tx);
   }
@@ -76,6 +81,7 @@ struct JefferysPolicy {
   // far below what K_p + K_q from the one-pass sums can resolve when p ~ q (the gate's
   // near_one_hot and partial_ties cases failed by up to 2e3 bounds: bench/RESULTS.md, step 5).
   static constexpr int kOnePass = 0;
+  static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
     out[1] = (c.s ? math::kl_term(c.p, c.lp, c.lq) : 0.0f);
@@ -101,6 +107,7 @@ struct JefferysPolicy {
 struct CrossEntropyPolicy {
   static constexpr int kStats = 1;  // ce
   static constexpr int kOnePass = 1;  // B
+  static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::ce_one_pass_term(ey, ty, tx);
   }
@@ -132,6 +139,7 @@ struct CrossEntropyPolicy {
 struct JensenShannonPolicy {
   static constexpr int kStats = 2;  // J_p, J_q
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     const math::JsRatios e = math::js_log_ratios(c.lp, c.lq);
     out[0] = math::js_half_term(c.p, c.lp, e.ep, c.s);
@@ -150,6 +158,7 @@ struct JensenShannonPolicy {
 struct HellingerPolicy {
   static constexpr int kStats = 3;  // ell, H_p, H_q
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
     out[0] = math::hellinger_term(rp, rq, c.s);
@@ -170,6 +179,9 @@ struct HellingerPolicy {
 struct TotalVariationPolicy {
   static constexpr int kStats = 7;  // sum |p - q|, P+, P-, P0, Q+, Q-, Q0
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  // S exact (FixedSum): two columns swapped between the rows must tie bitwise, or sgn(p - q)
+  // is decided by summation-order noise (docs/semantics.md). Every other policy sums S in float.
+  static constexpr bool kExactS = true;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::tv_abs_term(c.p, c.q, c.s);
     out[1] = math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.p);

@@ -15,7 +15,7 @@
 //   * float sums: depth log2(16) + 5 + log2 C = 9 + log2 C (a 256-thread CTA's tree is the
 //     same with its missing half skipped: depth 8 + log2 C);
 //   * max (NaN-propagating) and min: exact in any order;
-//   * FixedSum (math/exact_sum.hpp): integer, exact in any order.
+//   * FixedSum (math/exact_sum.hpp; S of total variation): integer, exact in any order.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -209,21 +209,32 @@ __device__ __forceinline__ void xor_merge_fixed(math::FixedSum& f) {
   }
 }
 
+// How an exchange carries the normalisers S of the two sides (docs/semantics.md, "Summation order"):
+//   none:   no S (the second exchange of the two-pass rows);
+//   fixed:  the exact FixedSum (kernels/math/exact_sum.hpp; the rows whose policy needs bitwise
+//           ties, total variation): per-thread 64-bit integers, merged with a carry word;
+//   floats: float sums in the kernel's summation order, as the last two of the K float sums
+//           (every other row: no float-to-integer conversion and 64-bit add per column and side).
+enum class SSum { none, fixed, floats };
+
 // Sums K float partials (K <= kMaxStats) of every thread over the CTA and then the cluster, and,
-// with kFixed, the two sides' per-thread fixed-point sums of S in the same exchange (one
-// barrier and one mailbox use). Results: rs.stats[0..K), and with kFixed rs.s, rs.log_s.
+// with SSum::fixed, the two sides' per-thread fixed-point sums of S in the same exchange (one
+// barrier and one mailbox use). Results: rs.stats[0..K), and with fixed or floats rs.s, rs.log_s
+// (floats: S_y, S_x are the sums K - 2 and K - 1).
 // The per-thread fixed sums are plain 64-bit integers (fewer than 2^24 terms of at most 2^40);
 // warp 0 adds them into FixedSums with a carry word (exact, any order).
-// The message: with kFixed the two FixedSums (lo, lo >> 32, hi of each side), then the K sums.
+// The message: with fixed the two FixedSums (lo, lo >> 32, hi of each side), then the K sums.
 // after_reads(): run by thread 0 right after the CTA barrier that follows every thread's last
 // pass (no thread reads the row's slices any more: the prefetch of process_row).
 struct NoHook {
   __device__ __forceinline__ void operator()() const {}
 };
-template <int K, bool kFixed, class Hook = NoHook>
+template <int K, SSum kS, class Hook = NoHook>
 __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box, unsigned parity,
                              RowShared& rs, const float* acc, uint64_t ly = 0, uint64_t lx = 0,
                              const Hook& after_reads = Hook{}) {
+  constexpr bool kFixed = kS == SSum::fixed;
+  static_assert(kS != SSum::floats || K >= 2, "S_y, S_x are the last two sums");
   constexpr int kOff = kFixed ? 4 : 0;  // the fixed sums take the first 4 record words
   constexpr int kN = (kOff + K + 3) / 4 * 4;
   constexpr int kMsgOff = kFixed ? 6 : 0;  // the message words of the fixed sums
@@ -324,6 +335,11 @@ __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mail
       if constexpr (kFixed) {
         rs.s[0] = fy.value();
         rs.s[1] = fx.value();
+      } else if constexpr (kS == SSum::floats) {
+        rs.s[0] = s[K - 2];
+        rs.s[1] = s[K - 1];
+      }
+      if constexpr (kS != SSum::none) {
         rs.log_s[0] = math::f_log(rs.s[0]);
         rs.log_s[1] = math::f_log(rs.s[1]);
       }

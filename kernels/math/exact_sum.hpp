@@ -3,11 +3,12 @@
 // Each term is truncated to a fixed-point integer F_v = floor(e_v 2^40) (an exact float
 // scaling, then the integer conversion truncates) and the integers are added exactly: 64 bits
 // plus a 32-bit carry word (96 bits: any row length that fits in memory). Integer addition is
-// associative, so S does not depend on the order of the terms: a CUDA thread's chunk order,
-// the CTA and cluster trees and the CPU's column loop give bitwise the same S, and a row whose
+// associative, so S does not depend on the order of the terms: the CUDA total-variation row's
+// chunk order, CTA and cluster trees and the CPU's column loop give bitwise the same S, and a row whose
 // logits are a permutation of another row's gets bitwise the same S. Only then do columns that
 // tie in exact arithmetic (two columns swapped between the p and q rows: p_v = q_v elsewhere)
-// tie in float, so q_v - p_v is exactly 0 there, as the reference requires.
+// tie in float, so q_v - p_v is exactly 0 there and sgn(p - q) = 0 at the tie. (The CUDA
+// kernel's other rows, which have no discontinuity at a tie, sum S in float: docs/semantics.md.)
 // Error: truncation below V 2^-40 in total, then one rounding to float:
 // |S - sum e| <= u S + V 2^-40, where S >= 1 (the max column contributes exp(0) = 1). The
 // truncation is (V / 1024) 2^-30 <= (V / 1024) u / 64: a 64th of what the tolerance model's
