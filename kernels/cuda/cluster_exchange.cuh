@@ -17,7 +17,9 @@
 // warp 0 waits for the phase (try_wait.parity, acquire at cluster scope: the messages are
 // visible after it), combines the messages and publishes the result behind a CTA barrier.
 // Reuse without barriers: a kernel uses its mailboxes in a fixed order per row (range, then one
-// or two statistics exchanges), each mailbox at most once per row. CTA A can push into B's
+// or two statistics exchanges), each mailbox at most once per row; the one-exchange rows
+// (row_reduce.cuh reduce_one_exchange) use one statistics mailbox per row, alternating between
+// the two, so the argument below holds with "the row before" for "the preceding use". CTA A can push into B's
 // mailbox for row r + 1 only after A received B's last message of row r, which B sent after it
 // had read (and finished with) every mailbox use of row r that precedes it; so no slot is
 // overwritten before its reader is done, and no phase receives bytes of the next one.

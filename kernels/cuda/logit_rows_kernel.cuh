@@ -30,11 +30,16 @@
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
 //      KL and cross-entropy on the log-softmax path without a support mask take their sums in
-//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp): no pass 3;
+//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 (one_exchange_row)
+//      relative to each thread's own maxima, so right after the scan and without the range exchange:
+//      the sums and the range travel in ONE exchange that rescales them to the row's maxima
+//      (row_reduce.cuh reduce_one_exchange); no pass 3;
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
 //      into the logits' dtype, written with 16-byte stores where the rows are aligned.
 // Summation depth of a row statistic: 3 (chunk) + ceil(W / 8N) (chunks per thread) + 9 (8 for
-// N = 256: CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 2048) + 16 <= sigma(V).
+// N = 256: CTA tree, row_reduce.cuh) + log2 C (cluster tree) <= ceil(V / 2048) + 16 <= sigma(V);
+// the one-exchange rows add their rescales (docs/tolerances.md, "One exchange"; the bound is
+// checked for every plan by tests/cuda/emulation/plan_math_test.cpp).
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
 // On chip besides the slices: the reduction records and the mailboxes of the row exchanges
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
@@ -337,6 +342,112 @@ struct RowSlices {
   int64_t row;
 };
 
+// The one-pass sums of the thread's chunks (kernels/math/kl.hpp, cross_entropy.hpp) relative to
+// maxima m0, m1 (the thread's own: one_exchange_row; the row's: row_passes at T != 1): the
+// policy's kOnePass sums, then S_y, S_x (each chunk's 8 terms pairwise, the chunk sums in chunk
+// order). kTame: the chunks are tame relative to those maxima (math::tame_side): the tame forms,
+// the same values.
+template <class Elem, class Policy, bool kUnitT, bool kTame>
+__device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
+                                              const SliceRef<Elem>& x, int n, float m0, float m1,
+                                              float (&acc)[Policy::kOnePass + 2]) {
+  constexpr int kSums = Policy::kOnePass + 2;
+  static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
+  for_each_chunk(n, [&](int i, int cnt, auto whole) {
+    RawChunk<Elem> cy, cx;
+    read_chunk(y, i, cnt, cy);
+    read_chunk(x, i, cnt, cx);
+    float part[kSums];
+    {
+      float t[kChunk][kSums];
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+#pragma unroll
+        for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
+          float one[Policy::kOnePass];
+          if constexpr (kTame) {
+            const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
+            const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
+            const float ey = math::f_softmax_exp_ftz(ty), ex = math::f_softmax_exp_ftz(tx);
+            t[k][kSums - 2] = ey;
+            t[k][kSums - 1] = ex;
+            Policy::one_pass_terms_finite(ty, tx, ey, ex, one);
+          } else {
+            const float ty = math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm));
+            const float tx = math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm));
+            const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
+            t[k][kSums - 2] = ey;
+            t[k][kSums - 1] = ex;
+            Policy::one_pass_terms(ty, tx, ey, ex, one);
+          }
+#pragma unroll
+          for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = one[s2];
+        }
+      }
+#pragma unroll
+      for (int s2 = 0; s2 < kSums; ++s2)  // pairwise, as pairwise_terms
+        part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
+    }
+#pragma unroll
+    for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
+  });
+}
+
+// A valid position of a one-pass row on the plain path at T = 1 (KL and cross-entropy on the
+// log-softmax path without a support mask; at T != 1 the division of a zero z - m, once per
+// thread and side here, would take the division's slow path: row_passes), after the scan: the one-pass sums
+// relative to the thread's own maxima, then ONE exchange (reduce_one_exchange: the sums with the
+// range, rescaled to the row's maxima), the loss, and the gradients (tame forms where the whole
+// row is tame). Poison (a NaN or +inf logit, or a side without a finite logit) is known only
+// after the exchange: the sums of such a row are discarded. after_reads: the prefetch hook.
+template <class Elem, class Policy, bool kUnitT, class Hook>
+__device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
+                                                 const float (&range)[4], cg::cluster_group& cl,
+                                                 const BlockScratch& sc, RowExchange& ex, RowShared& rs,
+                                                 const Hook& after_reads) {
+  constexpr int kSums = Policy::kOnePass + 2;
+  const float temperature = temperature_of<kUnitT>(prm);
+  float acc[kSums];
+#pragma unroll
+  for (int k = 0; k < kSums; ++k) acc[k] = 0.0f;
+  // range: max y, max x, min y, min x of the thread's chunks.
+  // (tame_side is false for a NaN or +inf max, and true for a thread without columns.)
+  const bool tame = prm.allow_tame && math::tame_side(range[2], range[0], temperature) &&
+                    math::tame_side(range[3], range[1], temperature);
+  if (tame) one_pass_sums<Elem, Policy, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+  else one_pass_sums<Elem, Policy, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+  // Ping-pong between the two statistics mailboxes (reduce_one_exchange).
+  // (One call site: the reduction is inlined, and two would double its code.)
+  const bool odd = (ex.first_uses + ex.second_uses) & 1u;
+  Mailbox<kStatsWords>& box = odd ? ex.box.second : ex.box.first;
+  const unsigned parity = (odd ? ex.second_uses++ : ex.first_uses++) & 1u;
+  reduce_one_exchange<Policy>(cl, sc, box, parity, rs, acc, range, temperature, after_reads);
+  if (rs.poison) {
+    const float nan = __int_as_float(kQuietNaNBits);
+    if (r.leader) prm.row_loss[r.row] = nan;
+    fill_slice(r.gp, r.n, r.out_vec, nan);
+    fill_slice(r.gq, r.n, r.out_vec, nan);
+    return;
+  }
+  float st[Policy::kStats];
+  Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
+  const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
+  const RowResult res = Policy::finish(st, coef, prm.opt);
+  if (r.leader) prm.row_loss[r.row] = res.ell;
+  const bool row_tame = rs.tame && prm.allow_tame;
+  if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
+  if (r.gp || r.gq) {
+    const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
+    const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
+    if (row_tame)
+      write_gradients<Elem, Policy, kUnitT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+    else
+      write_gradients<Elem, Policy, kUnitT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+  }
+}
+
 // Passes 2-4 of a valid, unpoisoned position. kTame: the row is tame (math::tame_side; only on
 // the kPlain path): the passes take the *_tame forms, which give the same values.
 // after_reads: run by thread 0 once every thread has finished its last pass over the slices
@@ -349,59 +460,19 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   const SliceRef<Elem>& x = r.x;
   const uint8_t* ssrc = r.ssrc;
   const int n = r.n;
-  constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
   float st[Policy::kStats];
+  constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
+  static_assert(!(kOnePassRow && kUnitT), "the one-pass rows at T = 1 take one_exchange_row");
   if constexpr (kOnePassRow) {
-    // Pass 2 with the one-pass statistics (kernels/math/kl.hpp): the policy's scaled sums and,
-    // as the last two sums, S of each side (float sums in the kernel's order: SSum::floats).
+    // T != 1: pass 2 with the one-pass statistics relative to the row's maxima (the range
+    // exchange came first). one_exchange_row's sums relative to each thread's own maxima would
+    // divide a zero z - m once per thread and side, and a zero dividend takes the IEEE
+    // division's slow path (FCHK and a call; bench/RESULTS.md, steps 22 and 23).
     constexpr int kSums = Policy::kOnePass + 2;
-    static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
-    const float m0 = rs.max[0], m1 = rs.max[1];
     float acc[kSums];
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = 0.0f;
-    for_each_chunk(n, [&](int i, int cnt, auto whole) {
-      RawChunk<Elem> cy, cx;
-      read_chunk(y, i, cnt, cy);
-      read_chunk(x, i, cnt, cx);
-      float part[kSums];
-      {
-        float t[kChunk][kSums];
-#pragma unroll
-        for (int k = 0; k < kChunk; ++k) {
-#pragma unroll
-          for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
-          if (decltype(whole)::value || k < cnt) {
-            // Tame rows: the tame forms (the same values in fewer instructions). The two
-            // branches are spelled out: the SASS of this form is the one measured on the H200.
-            const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
-            float one[Policy::kOnePass];
-            if constexpr (kTame) {
-              const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
-              const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
-              const float ey = math::f_softmax_exp_ftz(ty), ex = math::f_softmax_exp_ftz(tx);
-              t[k][kSums - 2] = ey;
-              t[k][kSums - 1] = ex;
-              Policy::one_pass_terms_finite(ty, tx, ey, ex, one);
-            } else {
-              const float ty = math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm));
-              const float tx = math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm));
-              const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
-              t[k][kSums - 2] = ey;
-              t[k][kSums - 1] = ex;
-              Policy::one_pass_terms(ty, tx, ey, ex, one);
-            }
-#pragma unroll
-            for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = one[s2];
-          }
-        }
-#pragma unroll
-        for (int s2 = 0; s2 < kSums; ++s2)  // pairwise, as pairwise_terms
-          part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
-      }
-#pragma unroll
-      for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
-    });
+    one_pass_sums<Elem, Policy, kUnitT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<kSums, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, 0, 0, after_reads);
     Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
   } else if constexpr (Policy::kExactS) {
@@ -557,20 +628,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   float range[4];
   ry.result(range[0], range[2]);
   rx.result(range[1], range[3]);
-  // Its barriers also publish the staged support bytes.
-  ex.make_ready(cl);
-  reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
-  if (rs.poison) {
-    const float nan = __int_as_float(kQuietNaNBits);
-    if (leader) prm.row_loss[row] = nan;
-    fill_slice(gp, n, out_vec, nan);
-    fill_slice(gq, n, out_vec, nan);
-    return;
-  }
-  const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
-  // The prefetch (prm.prefetch: no gradients, so reduce_stats's hook follows the last pass).
-  // The hook captures values only: the reduction that runs it is out of line, and a captured
-  // reference would move the caller's state to the stack.
+  // The prefetch (prm.prefetch: no gradients, so the hook of the last exchange follows the last
+  // pass). The hook captures values only: the reduction that runs it is out of line, and a
+  // captured reference would move the caller's state to the stack.
   const bool ahead = prm.prefetch && bytes > 0 && next >= 0 && row_aligned<Elem>(prm, next, v0);
   BulkBarrier* bar = &stream.bar;
   Elem* const ys = stream.ys;
@@ -581,11 +641,27 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   auto prefetch = [=]() {
     if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
-  if (kPlain && rs.tame && prm.allow_tame) {
-    if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-    row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, ex, rs, prefetch);
+  ex.make_ready(cl);
+  if constexpr (kPlain && Policy::kOnePass > 0 && kUnitT) {
+    const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
+    one_exchange_row<Elem, Policy, kUnitT>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
-    row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+    // Its barriers also publish the staged support bytes.
+    reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
+    if (rs.poison) {
+      const float nan = __int_as_float(kQuietNaNBits);
+      if (leader) prm.row_loss[row] = nan;
+      fill_slice(gp, n, out_vec, nan);
+      fill_slice(gq, n, out_vec, nan);
+      return;  // no exchange ran its hook: nothing was prefetched
+    }
+    const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
+    if (kPlain && rs.tame && prm.allow_tame) {
+      if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
+      row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, ex, rs, prefetch);
+    } else {
+      row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+    }
   }
   if (ahead) stream.ahead = next;
 }

@@ -62,6 +62,9 @@ struct KlPolicy {
                                              float (&st)[kStats]) {
     st[0] = math::kl_from_one_pass(sums[0], sy, log_sy, log_sx);
   }
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float sy, float fy, float dy, float dx) {
+    a[0] = math::kl_one_pass_rescale(a[0], sy, fy, dy, dx);
+  }
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::kl_term(c.p, c.lp, c.lq);
   }
@@ -117,6 +120,9 @@ struct CrossEntropyPolicy {
   __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float log_sx,
                                              float (&st)[kStats]) {
     st[0] = math::ce_from_one_pass(sums[0], sy, log_sx);
+  }
+  __device__ static void rescale_one_pass(float (&b)[kOnePass], float sy, float fy, float, float dx) {
+    b[0] = math::ce_one_pass_rescale(b[0], sy, fy, dx);
   }
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::ce_term(c.p, c.lp, c.lq);

@@ -209,6 +209,151 @@ __device__ __forceinline__ void xor_merge_fixed(math::FixedSum& f) {
   }
 }
 
+// A hook that does nothing (reduce_stats, reduce_one_exchange).
+struct NoHook {
+  __device__ __forceinline__ void operator()() const {}
+};
+
+// The single exchange of the one-pass rows (KL, cross-entropy and their temperature variants on
+// the log-softmax path without a support mask; logit_rows_kernel.cuh one_exchange_row): every
+// thread summed its chunks relative to its own maxima (m_y, m_x of its chunks), so no row
+// maximum is needed before the sums, and the range travels with them in one exchange instead of
+// two (the wait at each exchange for the cluster's slowest CTA was 29% of KL bf16 forward's stall
+// samples, bench/RESULTS.md step 21).
+// acc: the policy's K - 2 one-pass sums, then S_y, S_x (K <= 4); range: the thread's max y,
+// max x, min y, min x. A partial (sums relative to maxima m) moves to larger maxima M by
+// rescale_partial: f = exp((m - M)/T) per side (math::shifted_logit, f_softmax_exp; exactly 1
+// where m = M), S' = S f, and the policy's sums by Policy::rescale_one_pass (kernels/math:
+// e_y (t_y - t_x) with t relative to M is e'_y f (t'_y - t'_x + d_y - d_x)).
+// Order: every warp at once rescales its lanes' sums to the warp's maxima (its range by the xor
+// tree: exact) and adds them by the warp tree; lane w of warp 0 then takes warp w's record,
+// the lanes find the CTA's range, rescale to it and add by the warp tree (lanes past the last
+// warp hold exact zeros); lane r pushes the CTA's message (its sums relative to the CTA's
+// maxima, and its range) to CTA r; after the wait lane r takes CTA r's message, the lanes
+// combine the ranges (the row's maxima, minima, poison and tame flags as reduce_range), rescale
+// their message to the row's maxima and add the C messages by the pairwise tree over the rank.
+// Depth of a row sum: the thread's (chunk pairwise 3, chunks in order), then per stage (warp,
+// CTA, cluster) one rescale product (two for the policy sums: the shift and the factor) and the
+// stage's tree (docs/semantics.md, "Summation order"). All warps work on their own records at
+// once: warp 0 alone, reading and rescaling 8 or 16 records per lane, made the CTAs wait at the
+// barrier after the exchange for 31% of the stall samples (bench/RESULTS.md, step 22).
+// mailbox: `first` and `second` alternate by row (ping-pong): CTA A pushes into B's mailbox X
+// for a row only after it received B's message of the previous row (mailbox Y), which B sent
+// after it had read X for the row before that; so a slot is never overwritten before its reader
+// is done, and no phase receives bytes of the next (cluster_exchange.cuh).
+template <class Policy>
+__device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float mx, float temperature) {
+  constexpr int K = Policy::kOnePass + 2;
+  const float dy = math::shifted_logit(v[4], my, temperature);  // <= 0; -inf for an empty part
+  const float dx = math::shifted_logit(v[5], mx, temperature);
+  const float fy = math::f_softmax_exp(dy), fx = math::f_softmax_exp(dx);
+  float a[Policy::kOnePass];
+#pragma unroll
+  for (int k = 0; k < Policy::kOnePass; ++k) a[k] = v[k];
+  Policy::rescale_one_pass(a, v[K - 2], fy, dy, dx);
+#pragma unroll
+  for (int k = 0; k < Policy::kOnePass; ++k) v[k] = a[k];
+  v[K - 2] = v[K - 2] * fy;
+  v[K - 1] = v[K - 1] * fx;
+}
+
+template <class Policy, class Hook = NoHook>
+__device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box,
+                                    unsigned parity, RowShared& rs, const float* acc, const float (&range)[4],
+                                    float temperature, const Hook& after_reads = Hook{}) {
+  constexpr int K = Policy::kOnePass + 2;
+  static_assert(K <= 4 && kRecordFloats == 8 && 4 * kStatsWords == 8, "sums in words 0-3, the range in 4-7");
+  auto range_combine = [](float (&r)[4], const float (&o)[4]) {
+    r[0] = max_nan(r[0], o[0]);
+    r[1] = max_nan(r[1], o[1]);
+    r[2] = fminf(r[2], o[2]);
+    r[3] = fminf(r[3], o[3]);
+  };
+  constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  {
+    // Every warp at once: its range (every lane), its lanes' sums rescaled to the warp's maxima
+    // and added by the warp tree; lane 0 writes the warp's record (sums, range).
+    float v[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = k < K ? acc[k] : 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[4 + k] = range[k];
+    float wr[4] = {range[0], range[1], range[2], range[3]};
+    xor_tree(wr, range_combine);
+    rescale_partial<Policy>(v, wr[0], wr[1], temperature);
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = warp_tree_sum(v[k]);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[4 + k] = wr[k];
+    if (lane == 0) {
+      float4* d = reinterpret_cast<float4*>(sc.rec[warp]);
+      d[0] = make_float4(v[0], v[1], v[2], v[3]);
+      d[1] = make_float4(v[4], v[5], v[6], v[7]);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) after_reads();
+  const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
+  if (threadIdx.x < 32) {
+    // Lane w: warp w's record; the CTA's range (every lane), the records rescaled to its maxima
+    // and added by the warp tree (the lanes past the last warp add exact zeros).
+    const int warps = cta_threads() >> 5;
+    float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
+    if (lane < warps) get_record(sc, lane, v);
+    float cr[4] = {v[4], v[5], v[6], v[7]};
+    xor_tree(cr, range_combine);
+    if (lane < warps) rescale_partial<Policy>(v, cr[0], cr[1], temperature);
+    uint32_t m[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m[k] = float_bits(k < K ? warp_tree_sum(v[k]) : 0.0f);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) m[4 + k] = float_bits(cr[k]);
+    if (lane == 0) mailbox_arm(box, ctas);
+    if (static_cast<unsigned>(lane) < ctas) {
+      const uint4 msg[kStatsWords] = {make_uint4(m[0], m[1], m[2], m[3]), make_uint4(m[4], m[5], m[6], m[7])};
+      mailbox_push(cl, box, rank, static_cast<unsigned>(lane), msg);
+    }
+  }
+  mailbox_wait(cl, box, parity);
+  if (threadIdx.x < 32) {  // lane r: CTA r's message; the row's range, then the sums
+    float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
+    if (static_cast<unsigned>(lane) < ctas) {
+      const uint4 a = box.from[lane][0], b = box.from[lane][1];
+      v[0] = bits_float(a.x);
+      v[1] = bits_float(a.y);
+      v[2] = bits_float(a.z);
+      v[3] = bits_float(a.w);
+      v[4] = bits_float(b.x);
+      v[5] = bits_float(b.y);
+      v[6] = bits_float(b.z);
+      v[7] = bits_float(b.w);
+    }
+    float g[4] = {v[4], v[5], v[6], v[7]};
+    xor_tree(g, range_combine);
+    if (static_cast<unsigned>(lane) < ctas) rescale_partial<Policy>(v, g[0], g[1], temperature);
+    // Offsets C/2..1: lane i < offset adds lane i + offset (the tree of docs/semantics.md).
+    for (unsigned offset = ctas / 2; offset >= 1; offset /= 2) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
+    }
+    if (lane == 0) {
+      const float m0 = g[0], m1 = g[1];  // a NaN max fails every comparison below: poison
+      rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
+      rs.tame = rs.poison == 0 && math::tame_side(g[2], m0, temperature) && math::tame_side(g[3], m1, temperature);
+      rs.max[0] = m0;
+      rs.max[1] = m1;
+#pragma unroll
+      for (int k = 0; k < K; ++k) rs.stats[k] = v[k];
+      rs.s[0] = v[K - 2];
+      rs.s[1] = v[K - 1];
+      rs.log_s[0] = math::f_log(rs.s[0]);
+      rs.log_s[1] = math::f_log(rs.s[1]);
+    }
+  }
+  __syncthreads();
+}
+
 // How an exchange carries the normalisers S of the two sides (docs/semantics.md, "Summation order"):
 //   none:   no S (the second exchange of the two-pass rows);
 //   fixed:  the exact FixedSum (kernels/math/exact_sum.hpp; the rows whose policy needs bitwise
@@ -226,9 +371,6 @@ enum class SSum { none, fixed, floats };
 // The message: with fixed the two FixedSums (lo, lo >> 32, hi of each side), then the K sums.
 // after_reads(): run by thread 0 right after the CTA barrier that follows every thread's last
 // pass (no thread reads the row's slices any more: the prefetch of process_row).
-struct NoHook {
-  __device__ __forceinline__ void operator()() const {}
-};
 template <int K, SSum kS, class Hook = NoHook>
 __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box, unsigned parity,
                              RowShared& rs, const float* acc, uint64_t ly = 0, uint64_t lx = 0,

@@ -49,6 +49,13 @@ DIVCHECK_HD inline float ce_one_pass_term(float ey, float ty, float tx) {  // ce
   const float v = ce_one_pass_term_finite(ey, tx);
   return ty == -kInf ? 0.0f : (tx == -kInf ? -kInf : v);
 }
+// A partial B moved to larger maxima (kl_one_pass_rescale's argument): each term e_y t_x
+// becomes e_y f_y (t_x + d_x), so B' = f_y (B + S_y d_x 2^-64); B = -inf (p > 0 = q) stays.
+DIVCHECK_HD inline float ce_one_pass_rescale(float b, float sy, float fy, float dx) {
+  if (sy == 0.0f) return 0.0f;
+  const float v = b + sy * (dx * kOnePassDown);
+  return v == -kInf ? -kInf : fy * v;
+}
 DIVCHECK_HD inline float ce_from_one_pass(float b, float sy, float log_sx) {
   return log_sx - (b / sy) * kOnePassUp;
 }

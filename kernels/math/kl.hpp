@@ -101,6 +101,21 @@ DIVCHECK_HD inline float kl_one_pass_term(float ey, float ty, float tx) {
   const float v = kl_one_pass_term_finite(ey, ty, tx);
   return ty == -kInf ? 0.0f : (tx == -kInf ? kInf : v);
 }
+// A partial A (the terms of some columns, with t_y, t_x relative to partial maxima m_y, m_x)
+// moved to larger maxima M_y, M_x: with d = (m - M)/T <= 0 per side and f_y = exp(d_y), each
+// term e_y (t_y - t_x) becomes e_y f_y (t_y - t_x + d_y - d_x), so
+//   A' = f_y (A + S_y (d_y - d_x) 2^-64)     (S_y: the same columns' sum of e_y).
+// S_y = 0 (no finite p-side logit among the columns) means A = 0. An infinite A (a column with
+// p > 0 = q) stays infinite even where f_y underflows to 0 (p tiny but positive: KL = +inf).
+// Errors (first order): |d| <= |t| for every column of the part (t <= d <= 0), so the shift's
+// roundings are inside the terms' |t_y| + |t_x| of docs/tolerances.md; f_y's rounding and the
+// products are one summation level each (docs/semantics.md). d_y = d_x (identical rows) gives
+// a zero shift: A stays exactly 0.
+DIVCHECK_HD inline float kl_one_pass_rescale(float a, float sy, float fy, float dy, float dx) {
+  if (sy == 0.0f) return 0.0f;
+  const float v = a + sy * ((dy - dx) * kOnePassDown);
+  return v == kInf ? kInf : fy * v;
+}
 DIVCHECK_HD inline float kl_from_one_pass(float a, float sy, float log_sy, float log_sx) {
   return (a / sy) * kOnePassUp - (log_sy - log_sx);
 }

@@ -190,6 +190,88 @@ TEST(MathOnePass, KlAndCrossEntropyFromTheNormaliserPass) {
   EXPECT_EQ(kl_from_one_pass(huge, 2.0f, std::log(2.0f), 0.0f), 3.0e38f - std::log(2.0f));
 }
 
+// The single exchange's rescale (kernels/cuda/row_reduce.cuh reduce_one_exchange): sums taken
+// relative to each part's own maxima, moved to the row's by kl_one_pass_rescale /
+// ce_one_pass_rescale, give K_p and ce within the same bound as the sums relative to the row's
+// maxima; identical rows stay exactly 0; infinities (p > 0 = q) survive a factor that underflows.
+TEST(MathOnePass, RescaledPartialSumsFromPartMaxima) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> ud(-12.0f, 12.0f);
+  for (int n : {2, 7, 64, 300}) {
+    for (int parts : {1, 2, 5}) {
+      std::vector<float> y(static_cast<std::size_t>(n)), x(y.size());
+      for (std::size_t v = 0; v < y.size(); ++v) {
+        y[v] = ud(rng);
+        x[v] = ud(rng) + (v % 3 == 0 ? -40.0f : 0.0f);  // parts whose maxima differ widely
+      }
+      float my = -kInf, mx = -kInf;
+      for (std::size_t v = 0; v < y.size(); ++v) {
+        my = std::fmax(my, y[v]);
+        mx = std::fmax(mx, x[v]);
+      }
+      // Part k holds columns v with v % parts == k (as threads hold strided chunks).
+      float sy = 0.0f, sx = 0.0f, a = 0.0f, b = 0.0f, aa = 0.0f, saa = 0.0f;
+      for (int k = 0; k < parts; ++k) {
+        float py = -kInf, px = -kInf;
+        for (std::size_t v = static_cast<std::size_t>(k); v < y.size(); v += static_cast<std::size_t>(parts)) {
+          py = std::fmax(py, y[v]);
+          px = std::fmax(px, x[v]);
+        }
+        float ps = 0.0f, pxs = 0.0f, pa = 0.0f, pb = 0.0f, paa = 0.0f;
+        for (std::size_t v = static_cast<std::size_t>(k); v < y.size(); v += static_cast<std::size_t>(parts)) {
+          const float ty = shifted_logit(y[v], py, 1.0f), tx = shifted_logit(x[v], px, 1.0f);
+          const float ey = f_softmax_exp(ty);
+          ps += ey;
+          pxs += f_softmax_exp(tx);
+          pa += kl_one_pass_term(ey, ty, tx);
+          pb += ce_one_pass_term(ey, ty, tx);
+          paa += kl_one_pass_term(ey, ty, ty);
+        }
+        const float dy = shifted_logit(py, my, 1.0f), dx = shifted_logit(px, mx, 1.0f);
+        const float fy = f_softmax_exp(dy), fx = f_softmax_exp(dx);
+        a += kl_one_pass_rescale(pa, ps, fy, dy, dx);
+        b += ce_one_pass_rescale(pb, ps, fy, dx);
+        aa += kl_one_pass_rescale(paa, ps, fy, dy, dy);
+        saa += ps * fy;
+        sy += ps * fy;
+        sx += pxs * fx;
+      }
+      long double kl = 0, ce = 0, scale = 0, ly = 0, lx = 0;
+      for (std::size_t v = 0; v < y.size(); ++v) {
+        ly += std::exp(static_cast<long double>(y[v]) - my);
+        lx += std::exp(static_cast<long double>(x[v]) - mx);
+      }
+      for (std::size_t v = 0; v < y.size(); ++v) {
+        const long double lp = static_cast<long double>(y[v]) - my - std::log(ly);
+        const long double lq = static_cast<long double>(x[v]) - mx - std::log(lx);
+        kl += std::exp(lp) * (lp - lq);
+        ce += -std::exp(lp) * lq;
+        scale += std::exp(lp) * (4 + 2 * std::fabs(lp) + 2 * std::fabs(lq));
+      }
+      // As the test above: (c + sigma) u scale with c = 8 and sigma = n + 4 (the sequential sums
+      // of a part, the rescale products, the sequential sum over the parts).
+      const double bound = (8 + n + 4) * kU * static_cast<double>(scale);
+      const float lsy = std::log(sy), lsx = std::log(sx);
+      EXPECT_NEAR(kl_from_one_pass(a, sy, lsy, lsx), static_cast<double>(kl), bound) << n << " " << parts;
+      EXPECT_NEAR(ce_from_one_pass(b, sy, lsx), static_cast<double>(ce), bound) << n << " " << parts;
+      EXPECT_EQ(aa, 0.0f);  // identical rows: every shift is d_y - d_y = 0, every term 0
+      EXPECT_EQ(kl_from_one_pass(aa, saa, std::log(saa), std::log(saa)), 0.0f);
+    }
+  }
+  // A part without a finite p-side logit (S_y = 0) contributes 0, whatever its maxima.
+  EXPECT_EQ(kl_one_pass_rescale(0.0f, 0.0f, 0.0f, -kInf, -kInf), 0.0f);
+  EXPECT_EQ(ce_one_pass_rescale(0.0f, 0.0f, 0.0f, -kInf), 0.0f);
+  // p > 0 = q inside a part (its x side all -inf: d_x = -inf) is +inf for KL and -inf for B
+  // (ce = +inf), also where the factor f_y underflows to 0.
+  EXPECT_EQ(kl_one_pass_rescale(kInf, 3.0f, 0.0f, -200.0f, -kInf), kInf);
+  EXPECT_EQ(kl_one_pass_rescale(1.0f, 3.0f, 0.5f, -0.7f, -kInf), kInf);
+  EXPECT_EQ(ce_one_pass_rescale(-kInf, 3.0f, 0.0f, -kInf), -kInf);
+  EXPECT_EQ(ce_one_pass_rescale(-1.0f, 3.0f, 0.5f, -kInf), -kInf);
+  // f_y = 1, d = 0 (the part that holds the maxima): exact, A unchanged.
+  EXPECT_EQ(kl_one_pass_rescale(0.25f, 3.0f, 1.0f, 0.0f, 0.0f), 0.25f);
+  EXPECT_EQ(ce_one_pass_rescale(-0.25f, 3.0f, 1.0f, 0.0f), -0.25f);
+}
+
 TEST(MathReductionOrder, SkippingZeroWarpsIsExactAndTheOrderIsTheDocumentedOne) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> ud(-1.0f, 1.0f);

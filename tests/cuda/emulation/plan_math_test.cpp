@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/plan_math.hpp"
+#include "reference/real_engine.hpp"
 
 namespace divcheck::cuda {
 namespace {
@@ -46,6 +47,50 @@ TEST(PlanMath, BenchmarkShapesStageThree256ThreadCtasPerSmExceptF32At256000) {
   EXPECT_EQ(smallest_fitting(256000, 4, 256, kThreePerSm), 0);   // f32:  2 x 4 x 16000 = 128 KB with C = 16
   EXPECT_EQ(smallest_fitting(256000, 4, 256, kTwoPerSm), 0);
   EXPECT_EQ(smallest_fitting(256000, 4, 512, kOnePerSm), 16);    //       one 512-thread CTA per SM
+}
+
+// The rounding depth of a row sum of the one-pass rows' single exchange (row_reduce.cuh
+// reduce_one_exchange; docs/tolerances.md, "One exchange"), for V columns, C CTAs of N threads:
+// a chunk's 8 terms pairwise (3), the thread's chunks in order (ceil(W / 8N)); then three stages
+// (warp, CTA, cluster), each a rescale to the stage's maxima (2: the policy sums' shift and
+// factor; S has 1) and a tree over the parts that hold columns (threads 0 .. min(N, chunks) - 1,
+// their warps, CTAs 0 .. k - 1: the others add exact zeros); a stage with one part holding
+// columns rescales by f = 1, d = 0 (exact) and adds only zeros.
+int ceil_log2(std::int64_t x) {
+  int d = 0;
+  while ((std::int64_t{1} << d) < x) ++d;
+  return d;
+}
+int one_exchange_depth(std::int64_t vocab, int ctas, int threads) {
+  const std::int64_t w = slice_for(vocab, ctas);
+  const std::int64_t chunks = w / kChunkColumns;
+  const std::int64_t holding_threads = std::min<std::int64_t>(threads, chunks);
+  const std::int64_t holding_warps = (holding_threads + 31) / 32;
+  const std::int64_t holding_ctas = (vocab + w - 1) / w;
+  int d = 3 + static_cast<int>((chunks + threads - 1) / threads);
+  auto stage = [&](std::int64_t parts) { return parts > 1 ? 2 + ceil_log2(parts) : 0; };
+  d += stage(std::min<std::int64_t>(holding_threads, 32)) + stage(holding_warps) + stage(holding_ctas);
+  return d;
+}
+
+// Every plan the launcher can run (N = 128, 256, 512; C = 1..16) keeps that depth within the
+// tolerance model's sigma(V) (reference/real_engine.hpp ref::summation_depth_of), so the verdict bound
+// covers the rescaled sums; at the benchmark shapes with room to spare.
+TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
+  std::vector<std::int64_t> vocabs;
+  for (std::int64_t v = 1; v <= 20000; ++v) vocabs.push_back(v);
+  for (std::int64_t v = 20000; v <= 600000; v += 97) vocabs.push_back(v);
+  int checked = 0;
+  for (int n : {128, 256, 512})
+    for (int c : {1, 2, 4, 8, 16})
+      for (std::int64_t v : vocabs) {
+        const int d = one_exchange_depth(v, c, n);
+        ASSERT_LE(d, ref::summation_depth_of(v)) << "V " << v << " C " << c << " N " << n;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 15 * static_cast<int>(vocabs.size()));
+  EXPECT_EQ(one_exchange_depth(128256, 8, 256), 3 + 8 + (2 + 5) + (2 + 3) + (2 + 3));  // 28 of sigma = 142
+  EXPECT_EQ(ref::summation_depth_of(128256), 142.0);
 }
 
 }  // namespace
