@@ -395,19 +395,61 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
   });
 }
 
-// A valid position of a one-pass row on the plain path at T = 1 (KL and cross-entropy on the
-// log-softmax path without a support mask; at T != 1 the division of a zero z - m, once per
-// thread and side here, would take the division's slow path: row_passes), after the scan: the one-pass sums
-// relative to the thread's own maxima, then ONE exchange (reduce_one_exchange: the sums with the
-// range, rescaled to the row's maxima), the loss, and the gradients (tame forms where the whole
-// row is tame). Poison (a NaN or +inf logit, or a side without a finite logit) is known only
-// after the exchange: the sums of such a row are discarded. after_reads: the prefetch hook.
+// S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:
+// one_exchange_row for the two-pass rows), each chunk's 8 terms pairwise, the chunk sums in
+// chunk order. kTame: as one_pass_sums.
+template <class Elem, bool kUnitT, bool kTame>
+__device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
+                                       int n, float m0, float m1, float (&acc)[2]) {
+  for_each_chunk(n, [&](int i, int cnt, auto whole) {
+    RawChunk<Elem> cy, cx;
+    read_chunk(y, i, cnt, cy);
+    read_chunk(x, i, cnt, cx);
+    float ey[kChunk], ex[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      ey[k] = 0.0f;
+      ex[k] = 0.0f;
+      if (decltype(whole)::value || k < cnt) {
+        const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
+        if constexpr (kTame) {
+          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm)));
+          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm)));
+        } else {  // shifted_logit: a -inf logit is -inf also where the thread's maximum is -inf
+          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm)));
+          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm)));
+        }
+      }
+    }
+    acc[0] = acc[0] + (((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7])));
+    acc[1] = acc[1] + (((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7])));
+  });
+}
+
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, bool kHaveS, class Hook>
+__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
+                                           const BlockScratch& sc, RowExchange& ex, RowShared& rs,
+                                           const Hook& after_reads);
+
+// A valid position on the plain path at T = 1 (the log-softmax path without a support mask;
+// every policy but total variation, whose S is the exact FixedSum; at T != 1 the division of a
+// zero z - m, once per thread and side here, would take the division's slow path: row_passes),
+// after the scan: sums relative to the thread's own maxima, then ONE exchange
+// (reduce_one_exchange: the sums with the range, rescaled to the row's maxima). The one-pass rows
+// (KL, cross-entropy) send their one-pass sums and S, and the loss and the gradients follow; the
+// two-pass rows (Jefferys, Jensen-Shannon, Hellinger) send S alone, then run their statistics
+// pass and its exchange (row_passes with kHaveS): two exchanges per row instead of three.
+// Tame forms where the thread's chunks are tame (the sums) or the whole row is (the later
+// passes). Poison (a NaN or +inf logit, or a side without a finite logit) is known only after
+// the exchange: the sums of such a row are discarded. after_reads: the prefetch hook, run by the
+// row's last exchange.
 template <class Elem, class Policy, bool kUnitT, class Hook>
 __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
                                                  const float (&range)[4], cg::cluster_group& cl,
                                                  const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                                  const Hook& after_reads) {
   constexpr int kSums = Policy::kOnePass + 2;
+  constexpr bool kOnePass = Policy::kOnePass > 0;
   const float temperature = temperature_of<kUnitT>(prm);
   float acc[kSums];
 #pragma unroll
@@ -416,14 +458,22 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   // (tame_side is false for a NaN or +inf max, and true for a thread without columns.)
   const bool tame = prm.allow_tame && math::tame_side(range[2], range[0], temperature) &&
                     math::tame_side(range[3], range[1], temperature);
-  if (tame) one_pass_sums<Elem, Policy, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-  else one_pass_sums<Elem, Policy, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-  // Ping-pong between the two statistics mailboxes (reduce_one_exchange).
-  // (One call site: the reduction is inlined, and two would double its code.)
-  const bool odd = (ex.first_uses + ex.second_uses) & 1u;
-  Mailbox<kStatsWords>& box = odd ? ex.box.second : ex.box.first;
-  const unsigned parity = (odd ? ex.second_uses++ : ex.first_uses++) & 1u;
-  reduce_one_exchange<Policy>(cl, sc, box, parity, rs, acc, range, temperature, after_reads);
+  if constexpr (kOnePass) {
+    if (tame) one_pass_sums<Elem, Policy, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    else one_pass_sums<Elem, Policy, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    // Ping-pong between the two statistics mailboxes (reduce_one_exchange). One call site: the
+    // reduction is inlined, and two would double its code.
+    const bool odd = (ex.first_uses + ex.second_uses) & 1u;
+    Mailbox<kStatsWords>& box = odd ? ex.box.second : ex.box.first;
+    const unsigned parity = (odd ? ex.second_uses++ : ex.first_uses++) & 1u;
+    reduce_one_exchange<Policy>(cl, sc, box, parity, rs, acc, range, temperature, after_reads);
+  } else {
+    // The two-pass rows: S alone in this exchange (mailbox `first`); the statistics pass and its
+    // exchange (`second`, with the prefetch hook) follow in row_passes. Each mailbox once per row.
+    if (tame) s_sums<Elem, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    else s_sums<Elem, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    reduce_one_exchange<Policy>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
+  }
   if (rs.poison) {
     const float nan = __int_as_float(kQuietNaNBits);
     if (r.leader) prm.row_loss[r.row] = nan;
@@ -431,20 +481,25 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     fill_slice(r.gq, r.n, r.out_vec, nan);
     return;
   }
-  float st[Policy::kStats];
-  Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
-  const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
-  const RowResult res = Policy::finish(st, coef, prm.opt);
-  if (r.leader) prm.row_loss[r.row] = res.ell;
   const bool row_tame = rs.tame && prm.allow_tame;
   if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-  if (r.gp || r.gq) {
-    const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
-    const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
-    if (row_tame)
-      write_gradients<Elem, Policy, kUnitT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
-    else
-      write_gradients<Elem, Policy, kUnitT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+  if constexpr (!kOnePass) {
+    if (row_tame) row_passes<Elem, Policy, kUnitT, true, true, true>(prm, r, cl, sc, ex, rs, after_reads);
+    else row_passes<Elem, Policy, kUnitT, true, false, true>(prm, r, cl, sc, ex, rs, after_reads);
+  } else {
+    float st[Policy::kStats];
+    Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
+    const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
+    const RowResult res = Policy::finish(st, coef, prm.opt);
+    if (r.leader) prm.row_loss[r.row] = res.ell;
+    if (r.gp || r.gq) {
+      const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
+      const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
+      if (row_tame)
+        write_gradients<Elem, Policy, kUnitT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+      else
+        write_gradients<Elem, Policy, kUnitT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+    }
   }
 }
 
@@ -452,7 +507,7 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
 // the kPlain path): the passes take the *_tame forms, which give the same values.
 // after_reads: run by thread 0 once every thread has finished its last pass over the slices
 // of a row without gradients (reduce_stats; the prefetch of process_row).
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, class Hook>
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, bool kHaveS, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads) {
@@ -463,7 +518,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   float st[Policy::kStats];
   constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
   static_assert(!(kOnePassRow && kUnitT), "the one-pass rows at T = 1 take one_exchange_row");
-  if constexpr (kOnePassRow) {
+  if constexpr (kHaveS) {
+    // S came with the range (one_exchange_row: the two-pass rows at T = 1): no pass 2.
+  } else if constexpr (kOnePassRow) {
     // T != 1: pass 2 with the one-pass statistics relative to the row's maxima (the range
     // exchange came first). one_exchange_row's sums relative to each thread's own maxima would
     // divide a zero z - m once per thread and side, and a zero dividend takes the IEEE
@@ -642,7 +699,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
   ex.make_ready(cl);
-  if constexpr (kPlain && Policy::kOnePass > 0 && kUnitT) {
+  if constexpr (kPlain && kUnitT && !Policy::kExactS) {
     const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
     one_exchange_row<Elem, Policy, kUnitT>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
@@ -658,9 +715,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
     if (kPlain && rs.tame && prm.allow_tame) {
       if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-      row_passes<Elem, Policy, kUnitT, kPlain, kPlain>(prm, r, cl, sc, ex, rs, prefetch);
+      row_passes<Elem, Policy, kUnitT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
     } else {
-      row_passes<Elem, Policy, kUnitT, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+      row_passes<Elem, Policy, kUnitT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
     }
   }
   if (ahead) stream.ahead = next;

@@ -247,12 +247,14 @@ __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float m
   const float dy = math::shifted_logit(v[4], my, temperature);  // <= 0; -inf for an empty part
   const float dx = math::shifted_logit(v[5], mx, temperature);
   const float fy = math::f_softmax_exp(dy), fx = math::f_softmax_exp(dx);
-  float a[Policy::kOnePass];
+  if constexpr (Policy::kOnePass > 0) {  // (the two-pass rows send S alone)
+    float a[Policy::kOnePass];
 #pragma unroll
-  for (int k = 0; k < Policy::kOnePass; ++k) a[k] = v[k];
-  Policy::rescale_one_pass(a, v[K - 2], fy, dy, dx);
+    for (int k = 0; k < Policy::kOnePass; ++k) a[k] = v[k];
+    Policy::rescale_one_pass(a, v[K - 2], fy, dy, dx);
 #pragma unroll
-  for (int k = 0; k < Policy::kOnePass; ++k) v[k] = a[k];
+    for (int k = 0; k < Policy::kOnePass; ++k) v[k] = a[k];
+  }
   v[K - 2] = v[K - 2] * fy;
   v[K - 1] = v[K - 1] * fx;
 }
