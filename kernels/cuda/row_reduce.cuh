@@ -1,19 +1,19 @@
-// Row reductions of the logit kernel: inside a CTA of 256 or 512 threads and across the CTAs of
-// a thread block cluster, all in a fixed order, no atomics.
+// Row reductions of the logit kernel: inside a CTA of 128, 256 or 512 threads and across the
+// CTAs of a thread block cluster, all in a fixed order, no atomics.
 //
-// Inside the CTA every thread writes its partials as one record to shared memory (BlockScratch;
-// one or two 16-byte stores), and warp 0 alone combines them: lane l takes the records of
-// threads l, l + 32, ..., l + 480 (those that exist), pairwise over that index (4 levels),
-// then the 32 lanes by the butterfly of reduction_order.hpp's warp tree (offsets 16..1, 5
-// levels; lane 0's value is the tree's, and every lane ends with the same bits: IEEE addition
-// is commutative). (The other warps wait at the barrier and issue nothing: a row's reductions
-// cost the SM a few instructions per warp instead of a shuffle tree in every warp.) Lane r of
-// warp 0 pushes the CTA's result into the mailbox of CTA r (cluster_exchange.cuh); after the
-// mailbox's phase completes, lane r of warp 0 holds CTA r's result and the lanes combine them
-// by a pairwise tree over the CTA rank (offsets C/2..1), the same in every CTA, so every CTA
-// holds bitwise the same row statistic.
-//   * float sums: depth log2(16) + 5 + log2 C = 9 + log2 C (a 256-thread CTA's tree is the
-//     same with its missing half skipped: depth 8 + log2 C);
+// Inside the CTA every warp at once combines its 32 lanes by the butterfly of reduction_order.hpp's
+// warp tree (offsets 16..1, 5 levels; lane 0's value is the tree's, and every lane ends with the
+// same bits: IEEE addition is commutative), and lane 0 writes the warp's result as one record to
+// shared memory (BlockScratch, the first records); after a CTA barrier lane w of warp 0 takes
+// warp w's record (exact zeros, or the identity, past the last warp) and the 32 lanes combine
+// them by the same butterfly. (Until step 24 warp 0 alone combined every thread's record, 8 or
+// 16 per lane, while the other warps waited at the barrier behind the exchange: 31% of KL's stall
+// samples, bench/RESULTS.md.) Lane r of warp 0 pushes the CTA's result into the mailbox of CTA r
+// (cluster_exchange.cuh); after the mailbox's phase completes, lane r of warp 0 holds CTA r's
+// result and the lanes combine them by a pairwise tree over the CTA rank (offsets C/2..1), the
+// same in every CTA, so every CTA holds bitwise the same row statistic.
+//   * float sums: depth 5 + log2(N / 32) + log2 C = log2 N + log2 C (a tree over lanes or warps
+//     that hold no columns adds exact zeros);
 //   * max (NaN-propagating) and min: exact in any order;
 //   * FixedSum (math/exact_sum.hpp; S of total variation): integer, exact in any order.
 #pragma once
@@ -89,14 +89,6 @@ __device__ __forceinline__ void xor_tree(float (&r)[N], const Combine& combine) 
 __device__ __forceinline__ float bits_float(uint32_t b) { return __uint_as_float(b); }
 __device__ __forceinline__ uint32_t float_bits(float f) { return __float_as_uint(f); }
 
-// This thread's first N record floats (N a multiple of 4) to shared memory.
-template <int N>
-__device__ __forceinline__ void put_record(const BlockScratch& sc, const float (&v)[N]) {
-  static_assert(N % 4 == 0 && N <= kRecordFloats, "whole 16-byte words");
-  float4* d = reinterpret_cast<float4*>(sc.rec[threadIdx.x]);
-#pragma unroll
-  for (int i = 0; i < N / 4; ++i) d[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
-}
 template <int N>
 __device__ __forceinline__ void get_record(const BlockScratch& sc, int thread, float (&v)[N]) {
   const float4* s = reinterpret_cast<const float4*>(sc.rec[thread]);
@@ -107,29 +99,6 @@ __device__ __forceinline__ void get_record(const BlockScratch& sc, int thread, f
     v[4 * i + 1] = w.y;
     v[4 * i + 2] = w.z;
     v[4 * i + 3] = w.w;
-  }
-}
-
-// Warp 0, lane l: the records of threads l + 32 j, j in [j0, j0 + J), combined pairwise over j
-// (combine(a, b) updates a); the warps a 256-thread CTA lacks contribute `identity`.
-// Depth-first, so at most log2 J partial records are live. The tree has log2 kMaxWarps levels
-// for either CTA size.
-template <int J, int N, class Combine>
-__device__ __forceinline__ void lane_pairwise(const BlockScratch& sc, int lane, int j0, const Combine& combine,
-                                              const float (&identity)[N], float (&out)[N]) {
-  if constexpr (J == 1) {
-    if (32 * j0 < cta_threads()) {
-      get_record(sc, lane + 32 * j0, out);
-    } else {
-#pragma unroll
-      for (int i = 0; i < N; ++i) out[i] = identity[i];
-    }
-  } else {
-    float b[N];
-    lane_pairwise<J / 2>(sc, lane, j0, combine, identity, out);
-    if (32 * (j0 + J / 2) >= cta_threads()) return;  // the right half is all identity
-    lane_pairwise<J / 2>(sc, lane, j0 + J / 2, combine, identity, b);
-    combine(out, b);
   }
 }
 
@@ -162,13 +131,23 @@ __device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& s
     r[3] = fminf(r[3], o[3]);
   };
   constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
-  put_record(sc, range);
+  const int lane = threadIdx.x & 31;
+  {  // every warp at once: its range (every lane), written by lane 0 as the warp's record
+    float w[4] = {range[0], range[1], range[2], range[3]};
+    xor_tree(w, combine);
+    if (lane == 0) reinterpret_cast<float4*>(sc.rec[threadIdx.x >> 5])[0] = make_float4(w[0], w[1], w[2], w[3]);
+  }
   __syncthreads();
   const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
-  const int lane = threadIdx.x & 31;
-  if (threadIdx.x < 32) {  // the CTA's range (every lane of warp 0 holds it), pushed to every CTA
-    float r[4];
-    lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kIdentity, r);
+  if (threadIdx.x < 32) {  // the CTA's range from the warps' (every lane of warp 0), pushed to every CTA
+    float r[4] = {kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
+    if (lane < (cta_threads() >> 5)) {
+      const float4 w = reinterpret_cast<const float4*>(sc.rec[lane])[0];
+      r[0] = w.x;
+      r[1] = w.y;
+      r[2] = w.z;
+      r[3] = w.w;
+    }
     xor_tree(r, combine);
     if (lane == 0) mailbox_arm(box, ctas);
     if (static_cast<unsigned>(lane) < ctas) {
@@ -379,44 +358,50 @@ __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mail
                              const Hook& after_reads = Hook{}) {
   constexpr bool kFixed = kS == SSum::fixed;
   static_assert(kS != SSum::floats || K >= 2, "S_y, S_x are the last two sums");
-  constexpr int kOff = kFixed ? 4 : 0;  // the fixed sums take the first 4 record words
-  constexpr int kN = (kOff + K + 3) / 4 * 4;
-  constexpr int kMsgOff = kFixed ? 6 : 0;  // the message words of the fixed sums
-  static_assert(kN <= kRecordFloats, "record too small");
+  constexpr int kMsgOff = kFixed ? 6 : 0;  // the message (and record) words of the fixed sums
   static_assert(kMsgOff + K <= 4 * kStatsWords, "message too small");
-  float mine[kN];
+  static_assert(kMsgOff + K <= kRecordFloats, "a warp's record holds its message");
+  const int lane = threadIdx.x & 31;
+  {  // every warp at once: its sums (every lane), written by lane 0 as the warp's record
+    float rec[kRecordFloats];
 #pragma unroll
-  for (int i = 0; i < kN; ++i) mine[i] = 0.0f;
-  if constexpr (kFixed) {
-    mine[0] = bits_float(static_cast<uint32_t>(ly));
-    mine[1] = bits_float(static_cast<uint32_t>(ly >> 32));
-    mine[2] = bits_float(static_cast<uint32_t>(lx));
-    mine[3] = bits_float(static_cast<uint32_t>(lx >> 32));
+    for (int i = 0; i < kRecordFloats; ++i) rec[i] = 0.0f;
+    if constexpr (kFixed) {
+      math::FixedSum fy, fx;  // exact, any order
+      fy.lo = ly;
+      fx.lo = lx;
+      xor_merge_fixed(fy);
+      xor_merge_fixed(fx);
+      rec[0] = bits_float(static_cast<uint32_t>(fy.lo));
+      rec[1] = bits_float(static_cast<uint32_t>(fy.lo >> 32));
+      rec[2] = bits_float(fy.hi);
+      rec[3] = bits_float(static_cast<uint32_t>(fx.lo));
+      rec[4] = bits_float(static_cast<uint32_t>(fx.lo >> 32));
+      rec[5] = bits_float(fx.hi);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) rec[kMsgOff + k] = warp_tree_sum(acc[k]);
+    if (lane == 0) {
+      float4* d = reinterpret_cast<float4*>(sc.rec[threadIdx.x >> 5]);
+      d[0] = make_float4(rec[0], rec[1], rec[2], rec[3]);
+      d[1] = make_float4(rec[4], rec[5], rec[6], rec[7]);
+    }
   }
-#pragma unroll
-  for (int k = 0; k < K; ++k) mine[kOff + k] = acc[k];
-  put_record(sc, mine);
   __syncthreads();
   if (threadIdx.x == 0) after_reads();
   const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
-  const int lane = threadIdx.x & 31;
-  if (threadIdx.x < 32) {  // the CTA's sums (every lane of warp 0 holds them), pushed to every CTA
-    math::FixedSum fy, fx;  // this lane's threads' S partials (exact: order-free)
-    auto combine = [&](float (&a)[kN], const float (&b)[kN]) {
+  if (threadIdx.x < 32) {  // lane w: warp w's record; the CTA's sums (every lane), pushed to every CTA
+    float r[kRecordFloats];
 #pragma unroll
-      for (int k = 0; k < K; ++k) a[kOff + k] = a[kOff + k] + b[kOff + k];
-      if constexpr (kFixed) {  // fold b's integers into the lane's FixedSums; a keeps its own
-        fy.add_fixed((static_cast<uint64_t>(float_bits(b[1])) << 32) | float_bits(b[0]));
-        fx.add_fixed((static_cast<uint64_t>(float_bits(b[3])) << 32) | float_bits(b[2]));
-      }
-    };
-    constexpr float kZeros[kN] = {};
-    float r[kN];
-    lane_pairwise<kMaxWarps>(sc, lane, 0, combine, kZeros, r);
+    for (int i = 0; i < kRecordFloats; ++i) r[i] = 0.0f;  // the lanes past the last warp: exact zeros
+    if (lane < (cta_threads() >> 5)) get_record(sc, lane, r);
     uint32_t m[4 * kStatsWords] = {};
-    if constexpr (kFixed) {  // the first record's integers (combine folded every other one)
-      fy.add_fixed((static_cast<uint64_t>(float_bits(r[1])) << 32) | float_bits(r[0]));
-      fx.add_fixed((static_cast<uint64_t>(float_bits(r[3])) << 32) | float_bits(r[2]));
+    if constexpr (kFixed) {
+      math::FixedSum fy, fx;
+      fy.lo = (static_cast<uint64_t>(float_bits(r[1])) << 32) | float_bits(r[0]);
+      fy.hi = float_bits(r[2]);
+      fx.lo = (static_cast<uint64_t>(float_bits(r[4])) << 32) | float_bits(r[3]);
+      fx.hi = float_bits(r[5]);
       xor_merge_fixed(fy);
       xor_merge_fixed(fx);
       m[0] = static_cast<uint32_t>(fy.lo);
@@ -427,7 +412,7 @@ __device__ void reduce_stats(cg::cluster_group& cl, const BlockScratch& sc, Mail
       m[5] = fx.hi;
     }
 #pragma unroll
-    for (int k = 0; k < K; ++k) m[kMsgOff + k] = float_bits(warp_tree_sum(r[kOff + k]));
+    for (int k = 0; k < K; ++k) m[kMsgOff + k] = float_bits(warp_tree_sum(r[kMsgOff + k]));
     if (lane == 0) mailbox_arm(box, ctas);
     if (static_cast<unsigned>(lane) < ctas) {
       uint4 msg[kStatsWords];
