@@ -45,9 +45,10 @@
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
 // cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
-// target). KL bf16 forward (ncu, step 18): 30 instructions per column, 23 of them in the column
-// loops and the rest per CTA-row; issue slots 48% busy; the largest stall is the wait at each
-// exchange for the cluster's slowest CTA. The code generated for the whole kernel is
+// target; KL bf16 0.53 of the copy forward, 0.61 forward+backward, step 26). KL bf16 forward
+// (ncu, step 24): 26.5 instructions per column, ~19 of them in the column loops and the rest
+// per CTA-row; issue slots 61% busy, DRAM 48%; the largest stall is the wait behind the row's
+// one exchange (21-23% of the samples). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
 // spills in the loops) before and after any edit here.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
