@@ -368,6 +368,9 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
         if (decltype(whole)::value || k < cnt) {
           const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
           float one[Policy::kOnePass];
+          // The two forms are spelled out, not a shared body with a form switch: the SASS of
+          // this form is the one measured on the H200 (bench/RESULTS.md steps 15 and 18: the
+          // row kernel's code moves with small source changes).
           if constexpr (kTame) {
             const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
             const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
@@ -397,8 +400,9 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 }
 
 // S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:
-// one_exchange_row for the two-pass rows), each chunk's 8 terms pairwise, the chunk sums in
-// chunk order. kTame: as one_pass_sums.
+// one_exchange_row for the two-pass rows; the row's: row_passes), each chunk's 8 terms pairwise,
+// the chunk sums in chunk order. kTame: as one_pass_sums. The terms are the flushing ex2
+// (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1.
 template <class Elem, bool kUnitT, bool kTame>
 __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                        int n, float m0, float m1, float (&acc)[2]) {
@@ -552,27 +556,11 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     });
     reduce_stats<0, SSum::fixed>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, nullptr, ly, lx);
   } else {
-    // Pass 2: S = sum exp(t_v) of each side as float sums in the kernel's order (each chunk's 8
-    // terms pairwise, the chunk sums in chunk order, then the CTA and cluster trees).
-    const float m0 = rs.max[0], m1 = rs.max[1];
+    // Pass 2: S = sum exp(t_v) of each side as float sums in the kernel's order (s_sums: each
+    // chunk's 8 terms pairwise, the chunk sums in chunk order; then the CTA and cluster trees),
+    // relative to the row's maxima.
     float acc[2] = {0.0f, 0.0f};
-    for_each_chunk(n, [&](int i, int cnt, auto whole) {
-      RawChunk<Elem> cy, cx;
-      read_chunk(y, i, cnt, cy);
-      read_chunk(x, i, cnt, cx);
-      float ey[kChunk], ex[kChunk];
-#pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-        ey[k] = 0.0f;
-        ex[k] = 0.0f;
-        if (decltype(whole)::value || k < cnt) {
-          ey[k] = math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
-          ex[k] = math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
-        }
-      }
-      acc[0] = acc[0] + (((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7])));
-      acc[1] = acc[1] + (((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7])));
-    });
+    s_sums<Elem, kUnitT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};

@@ -116,6 +116,26 @@ struct RowExchange {
   }
 };
 
+// Combines two ranges (max y, max x, min y, min x): NaN-propagating max, min; exact in any order.
+struct RangeCombine {
+  __device__ __forceinline__ void operator()(float (&r)[4], const float (&o)[4]) const {
+    r[0] = max_nan(r[0], o[0]);
+    r[1] = max_nan(r[1], o[1]);
+    r[2] = fminf(r[2], o[2]);
+    r[3] = fminf(r[3], o[3]);
+  }
+};
+
+// The row's range (max y, max x, min y, min x) into the row statistics: the maxima, the poison
+// flag (a NaN max fails every comparison: poison) and whether both sides are tame.
+__device__ __forceinline__ void publish_range(RowShared& rs, const float (&r)[4], float temperature) {
+  const float m0 = r[0], m1 = r[1];
+  rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
+  rs.tame = rs.poison == 0 && math::tame_side(r[2], m0, temperature) && math::tame_side(r[3], m1, temperature);
+  rs.max[0] = m0;
+  rs.max[1] = m1;
+}
+
 // The range of each side's logits over the cluster: max (NaN-propagating) and min. Gives the
 // row's maxima, the poison flag (docs/semantics.md rule 1: a NaN or +inf logit, or a side with
 // no finite logit) and whether both sides are tame (math::tame_side).
@@ -124,12 +144,7 @@ struct RowExchange {
 // leave the caller's counters in registers).
 __device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<1>& box, unsigned parity,
                                     RowShared& rs, const float (&range)[4], float temperature) {
-  auto combine = [](float (&r)[4], const float (&o)[4]) {
-    r[0] = max_nan(r[0], o[0]);
-    r[1] = max_nan(r[1], o[1]);
-    r[2] = fminf(r[2], o[2]);
-    r[3] = fminf(r[3], o[3]);
-  };
+  const RangeCombine combine;
   constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
   const int lane = threadIdx.x & 31;
   {  // every warp at once: its range (every lane), written by lane 0 as the warp's record
@@ -166,13 +181,7 @@ __device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& s
       r[3] = bits_float(w.w);
     }
     xor_tree(r, combine);
-    if (lane == 0) {
-      const float m0 = r[0], m1 = r[1];  // a NaN max fails every comparison below: poison
-      rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
-      rs.tame = rs.poison == 0 && math::tame_side(r[2], m0, temperature) && math::tame_side(r[3], m1, temperature);
-      rs.max[0] = m0;
-      rs.max[1] = m1;
-    }
+    if (lane == 0) publish_range(rs, r, temperature);
   }
   __syncthreads();
 }
@@ -244,12 +253,7 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
                                     float temperature, const Hook& after_reads = Hook{}) {
   constexpr int K = Policy::kOnePass + 2;
   static_assert(K <= 4 && kRecordFloats == 8 && 4 * kStatsWords == 8, "sums in words 0-3, the range in 4-7");
-  auto range_combine = [](float (&r)[4], const float (&o)[4]) {
-    r[0] = max_nan(r[0], o[0]);
-    r[1] = max_nan(r[1], o[1]);
-    r[2] = fminf(r[2], o[2]);
-    r[3] = fminf(r[3], o[3]);
-  };
+  const RangeCombine range_combine;
   constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   {
@@ -319,11 +323,7 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
       for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
     }
     if (lane == 0) {
-      const float m0 = g[0], m1 = g[1];  // a NaN max fails every comparison below: poison
-      rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
-      rs.tame = rs.poison == 0 && math::tame_side(g[2], m0, temperature) && math::tame_side(g[3], m1, temperature);
-      rs.max[0] = m0;
-      rs.max[1] = m1;
+      publish_range(rs, g, temperature);
 #pragma unroll
       for (int k = 0; k < K; ++k) rs.stats[k] = v[k];
       rs.s[0] = v[K - 2];
