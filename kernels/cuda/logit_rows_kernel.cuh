@@ -480,6 +480,12 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     reduce_one_exchange<Policy>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
   }
   if (rs.poison) {
+    // The two-pass rows' hook belongs to their statistics exchange, which a poisoned row skips:
+    // run it here (every thread is past its last read of the slices: the exchange's barrier),
+    // so that the next row's slices are requested as process_row records.
+    if constexpr (!kOnePass) {
+      if (threadIdx.x == 0) after_reads();
+    }
     const float nan = __int_as_float(kQuietNaNBits);
     if (r.leader) prm.row_loss[r.row] = nan;
     fill_slice(r.gp, r.n, r.out_vec, nan);
@@ -695,18 +701,21 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     // Its barriers also publish the staged support bytes.
     reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
     if (rs.poison) {
+      // Every thread is past the scan, its only read of the slices (the range exchange's barrier):
+      // the next row's slices are requested here, as after the last exchange of any other row.
+      if (threadIdx.x == 0) prefetch();
       const float nan = __int_as_float(kQuietNaNBits);
       if (leader) prm.row_loss[row] = nan;
       fill_slice(gp, n, out_vec, nan);
       fill_slice(gq, n, out_vec, nan);
-      return;  // no exchange ran its hook: nothing was prefetched
-    }
-    const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
-    if (kPlain && rs.tame && prm.allow_tame) {
-      if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-      row_passes<Elem, Policy, kUnitT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
     } else {
-      row_passes<Elem, Policy, kUnitT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
+      const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
+      if (kPlain && rs.tame && prm.allow_tame) {
+        if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
+        row_passes<Elem, Policy, kUnitT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+      } else {
+        row_passes<Elem, Policy, kUnitT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
+      }
     }
   }
   if (ahead) stream.ahead = next;

@@ -14,7 +14,10 @@
 // few and small: about 10 minutes of CPU time in all on two cores.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/cpu/test_cases.hpp"
+#include "kernels/cuda/case_args.hpp"
 #include "tests/cuda/emulation/emulated_backend.hpp"
 #include "tests/cuda/gpu_cases.hpp"
 #include "tests/cuda/gpu_test_support.hpp"
@@ -23,6 +26,12 @@ namespace divcheck::gputest {
 namespace {
 
 using cuda::CudaOptions;
+
+// The kernel's plain path: no support mask, the log-softmax path (log_target where the row has it).
+void make_plain(Case& c) {
+  c.inputs.erase("support_mask");
+  if (info(c.id).props.has_log_target) c.params.log_target = true;
+}
 
 const Backend& cpu_backend() {
   static const auto b = make_cpu_backend();
@@ -93,9 +102,41 @@ TEST(KernelEmulation, PrefetchOfTheNextRowEqualsOneClusterPerRow) {
     }
 }
 
-// A cluster plan: judged against the reference; staged and unstaged bitwise equal.
-void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V, int threads = 512) {
-  const Case c = varied_case(id, DType::bf16, 1, 2, V, 70);
+// A poisoned row (a NaN logit: loss NaN) in a persistent cluster's loop still requests its next
+// row's slices (each path runs the hook after its last read: the one exchange, the S exchange of
+// the two-pass rows at T = 1, the range exchange of the others), so the rows after it see their
+// own data: bitwise equal to one cluster per row, within the bound, and the prefetch count is
+// the host model's, which does not look at poison.
+TEST(KernelEmulation, PrefetchAfterAPoisonedRow) {
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::jefferys_divergence,
+                          DivergenceId::temperature_scaled_masked_jefferys_divergence}) {
+    const std::int64_t V = 2048;
+    Case c = varied_case(id, DType::bf16, 2, 3, V, 81);
+    make_plain(c);  // KL and Jefferys at T = 1 on the one-exchange paths; ts-Jefferys (T = 0.7) not
+    c.wants_grad.clear();
+    c.grad_output = Tensor();
+    Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+    p->set(0 * V + 17, std::numeric_limits<double>::quiet_NaN());  // row 0: cluster 0's first row
+    SCOPED_TRACE(label(c));
+    std::int64_t prefetched = -1;
+    CudaOptions one{2, true}, persistent{2, true};
+    one.row_grid = 1;
+    persistent.row_grid = 2;
+    persistent.prefetched_rows_out = &prefetched;
+    const Outputs a = compute(*make_emulated_cuda_backend(persistent), c);
+    EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
+    EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(one), c))) << "prefetch changed the result";
+    EXPECT_EQ(prefetched, expected_prefetches(c, 2));
+    EXPECT_GE(prefetched, 3);
+  }
+}
+
+// A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
+// kernel's plain path (log-softmax, no support mask: varied_case gives the rows that have one a
+// support mask), where T = 1 takes one_exchange_row.
+void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V, int threads = 512, bool plain = false) {
+  Case c = varied_case(id, DType::bf16, 1, 2, V, 70);
+  if (plain) make_plain(c);
   SCOPED_TRACE(label(c) + " " + std::to_string(ctas) + " CTAs x " + std::to_string(threads) +
                " threads, V=" + std::to_string(V));
   const Outputs a = compute(*make_emulated_cuda_backend(CudaOptions{ctas, true, true, nullptr, threads}), c);
@@ -107,6 +148,16 @@ void expect_cluster_plan_sound(DivergenceId id, int ctas, std::int64_t V, int th
 TEST(KernelEmulation, ClustersOfTwoAreWithinBoundForEveryLogitRow) {
   for (DivergenceId id : gpu_rows())
     if (id != DivergenceId::tvd_prob) expect_cluster_plan_sound(id, 2, 3001);
+}
+
+// The plain path of every logit row with clusters of two and of four (one exchange for KL and
+// cross-entropy, S with the range for Jefferys, Jensen-Shannon and Hellinger, at T = 1).
+TEST(KernelEmulation, PlainPathClustersAreWithinBoundForEveryLogitRow) {
+  for (DivergenceId id : gpu_rows())
+    if (id != DivergenceId::tvd_prob) {
+      expect_cluster_plan_sound(id, 2, 3001, 256, true);
+      expect_cluster_plan_sound(id, 4, 4100, 128, true);
+    }
 }
 
 TEST(KernelEmulation, ClustersOf256ThreadCtasAreWithinBoundForEveryLogitRow) {
