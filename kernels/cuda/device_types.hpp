@@ -94,4 +94,19 @@ struct TvdProbArgs {
   void* workspace = nullptr;              // tvd_prob_workspace_bytes(N) bytes, 16-aligned
 };
 
+// Forward-only launches of the one-exchange rows (KL and cross-entropy on the log-softmax path
+// without a support mask, at T = 1: one_exchange_row) need the row's statistics only for its
+// loss: each CTA stores its message and goes on (reduce_one_exchange_to_memory), and
+// combine_one_pass_rows finishes every row after the launch. No CTA waits for its cluster (the
+// wait behind the exchange was 24% of KL bf16 forward's stall samples, bench/RESULTS.md step 28).
+// The same condition as the kernel's one_exchange_row path for a one-pass policy (plain, unit
+// T) without gradients: the kernel takes the deferred exchange exactly there. The messages:
+// LogitWorkspace::messages_of(row_loss), (B*T, C) records of 8 floats.
+inline bool defers_row_loss(const LogitArgs& a) {
+  const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
+  const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
+  return one_pass && forward_only && a.support == nullptr && !a.prob_path &&
+         static_cast<float>(a.temperature) == 1.0f;
+}
+
 }  // namespace divcheck::cuda

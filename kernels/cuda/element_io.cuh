@@ -7,6 +7,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cstdint>
+#include <type_traits>
 
 namespace divcheck::cuda {
 
@@ -58,6 +59,12 @@ __device__ __forceinline__ float chunk_get(const uint4& c, int k) {
   const uint32_t* w = reinterpret_cast<const uint32_t*>(&c);
   if constexpr (sizeof(Elem) == 4) {
     return ElemIo<Elem>::from_bits(w[k]);
+  } else if constexpr (std::is_same_v<Elem, __nv_bfloat16>) {
+    // A bf16 widens by becoming the high half of a float (the bits __bfloat162float gives): the
+    // word shifted left for the low element, the word with its low half cleared for the high
+    // one (one instruction each; shift right and left were two).
+    const uint32_t v = w[k >> 1];
+    return __uint_as_float((k & 1) ? (v & 0xffff0000u) : (v << 16));
   } else {
     return ElemIo<Elem>::from_bits((w[k >> 1] >> (16 * (k & 1))) & 0xffffu);
   }

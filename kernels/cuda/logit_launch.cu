@@ -34,13 +34,20 @@ namespace {
 // the launcher never asks for more than kRowThreadsMax threads): three 256-thread CTAs per SM
 // (or one of 512). At 64 (two 512-thread CTAs per SM) the passes spill loop-invariant
 // addresses inside their loops.
-template <class Elem, class Policy>
+template <class Elem, class Policy, bool kDeferred = false>
 __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
-  logit_rows_body<Elem, Policy>(prm, cl, sh, dyn_smem);
+  logit_rows_body<Elem, Policy, kDeferred>(prm, cl, sh, dyn_smem);
 }
+
+// The rows of a forward-only one-exchange launch (defers_row_loss), after the row kernel.
+template <class Policy>
+__global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelParams prm, unsigned ctas) {
+  combine_one_pass_rows_body<Policy>(prm, ctas);
+}
+inline constexpr int kCombineThreads = 256;  // 8 rows per block
 
 using RowKernel = void (*)(RowKernelParams);
 
@@ -57,7 +64,22 @@ RowKernel kernel_of(LogitKind k) {
   throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
 }
 
-RowKernel select_kernel(FloatKind dt, LogitKind k) {
+// The forward-only one-exchange kernels (defers_row_loss): KL and cross-entropy.
+template <class Elem>
+RowKernel deferred_kernel_of(LogitKind k) {
+  if (k == LogitKind::kl) return logit_rows_kernel<Elem, KlPolicy, true>;
+  if (k == LogitKind::cross_entropy) return logit_rows_kernel<Elem, CrossEntropyPolicy, true>;
+  throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no deferred row kernel (not KL or CE)");
+}
+
+RowKernel select_kernel(FloatKind dt, LogitKind k, bool deferred) {
+  if (deferred) {
+    switch (dt) {
+      case FloatKind::f32: return deferred_kernel_of<float>(k);
+      case FloatKind::bf16: return deferred_kernel_of<__nv_bfloat16>(k);
+      case FloatKind::f16: return deferred_kernel_of<__half>(k);
+    }
+  }
   switch (dt) {
     case FloatKind::f32: return kernel_of<float>(k);
     case FloatKind::bf16: return kernel_of<__nv_bfloat16>(k);
@@ -249,12 +271,12 @@ std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return
 
 LogitPlan plan_logit_divergence(const LogitArgs& a) {
   validate(a, false);
-  return plan_for(a, select_kernel(a.dtype, a.kind));
+  return plan_for(a, select_kernel(a.dtype, a.kind, defers_row_loss(a)));
 }
 
 LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   validate(a, true);
-  const RowKernel fn = select_kernel(a.dtype, a.kind);
+  const RowKernel fn = select_kernel(a.dtype, a.kind, defers_row_loss(a));
   const LogitPlan plan = plan_for(a, fn);
   const std::int64_t rows = a.batch * a.seq;
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
@@ -287,6 +309,15 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   cuda_check(cudaLaunchKernelEx(&cfg, fn, prm), "cudaLaunchKernelEx(logit_rows_kernel, " +
                                                     std::to_string(plan.ctas) + " CTAs per cluster)");
   check_launch("logit_rows_kernel");
+  if (defers_row_loss(a)) {
+    const std::int64_t blocks = std::min<std::int64_t>((rows + 7) / 8, 65535);
+    const auto ctas = static_cast<unsigned>(plan.ctas);
+    if (a.kind == LogitKind::kl)
+      combine_one_pass_rows<KlPolicy><<<static_cast<unsigned>(blocks), kCombineThreads, 0, stream>>>(prm, ctas);
+    else
+      combine_one_pass_rows<CrossEntropyPolicy><<<static_cast<unsigned>(blocks), kCombineThreads, 0, stream>>>(prm, ctas);
+    check_launch("combine_one_pass_rows");
+  }
 
   launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss, stream);
   return plan;

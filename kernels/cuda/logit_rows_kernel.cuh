@@ -43,12 +43,14 @@
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
 // On chip besides the slices: the reduction records and the mailboxes of the row exchanges
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
+// Forward-only KL and cross-entropy at T = 1 (defers_row_loss) run an instantiation of their own
+// (kDeferred): the one exchange ends with each CTA's message in memory and no CTA waits for its
+// cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
 // cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
-// target; KL bf16 0.53 of the copy forward, 0.61 forward+backward, step 26). KL bf16 forward
-// (ncu, step 24): 26.5 instructions per column, ~19 of them in the column loops and the rest
-// per CTA-row; issue slots 61% busy, DRAM 48%; the largest stall is the wait behind the row's
-// one exchange (21-23% of the samples). The code generated for the whole kernel is
+// target; step 28: KL bf16 0.61 of the copy forward, 0.52 forward+backward; f32 0.76 / 0.55).
+// KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
+// barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
 // spills in the loops) before and after any edit here.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
@@ -64,6 +66,7 @@
 #include "kernels/cuda/element_io.cuh"
 #include "kernels/cuda/row_policies.cuh"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/workspace.hpp"
 #include "kernels/math/exact_sum.hpp"
 #include "kernels/math/softmax.hpp"
 
@@ -86,7 +89,7 @@ struct RowKernelParams {
   const float* coef;             // per sequence b; nullptr when no gradient is wanted
   void* gp;                      // d/dy or nullptr
   void* gq;                      // d/dx or nullptr
-  float* row_loss;               // (B*T) per-position loss
+  float* row_loss;               // (B*T) per-position loss (LogitWorkspace::row_loss; its messages follow)
 };
 
 // The kernel parameters of a launch (host side; shared with the kernel emulator).
@@ -346,48 +349,60 @@ struct RowSlices {
 // The one-pass sums of the thread's chunks (kernels/math/kl.hpp, cross_entropy.hpp) relative to
 // maxima m0, m1 (the thread's own: one_exchange_row; the row's: row_passes at T != 1): the
 // policy's kOnePass sums, then S_y, S_x (each chunk's 8 terms pairwise, the chunk sums in chunk
-// order). kTame: the chunks are tame relative to those maxima (math::tame_side): the tame forms,
-// the same values.
+// order). kTame: the chunks are tame relative to those maxima (math::tame_side): the tame forms
+// of the exponentials (the same values), and the policy's terms as products of two finite
+// factors, summed unscaled with the first pairwise level fused (fmaf) and scaled by 2^-64 once
+// at the end (math::kl_one_pass_factors_tame has the argument).
 template <class Elem, class Policy, bool kUnitT, bool kTame>
 __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
                                               const SliceRef<Elem>& x, int n, float m0, float m1,
                                               float (&acc)[Policy::kOnePass + 2]) {
-  constexpr int kSums = Policy::kOnePass + 2;
+  constexpr int kP = Policy::kOnePass;
+  constexpr int kSums = kP + 2;
   static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
     read_chunk(y, i, cnt, cy);
     read_chunk(x, i, cnt, cx);
     float part[kSums];
-    {
+    if constexpr (kTame) {
+      float a[kChunk][kP], b[kChunk][kP], ey[kChunk], ex[kChunk];
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        ey[k] = 0.0f;
+        ex[k] = 0.0f;
+#pragma unroll
+        for (int s2 = 0; s2 < kP; ++s2) a[k][s2] = b[k][s2] = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
+          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+          ey[k] = math::f_softmax_exp_ftz(ty);
+          ex[k] = math::f_softmax_exp_ftz(tx);
+          Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
+        }
+      }
+#pragma unroll
+      for (int s2 = 0; s2 < kP; ++s2)  // pairwise; each first-level pair a0 b0 + a1 b1 in one fmaf
+        part[s2] = (fmaf(a[0][s2], b[0][s2], a[1][s2] * b[1][s2]) + fmaf(a[2][s2], b[2][s2], a[3][s2] * b[3][s2])) +
+                   (fmaf(a[4][s2], b[4][s2], a[5][s2] * b[5][s2]) + fmaf(a[6][s2], b[6][s2], a[7][s2] * b[7][s2]));
+      part[kSums - 2] = ((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7]));
+      part[kSums - 1] = ((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7]));
+    } else {
       float t[kChunk][kSums];
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
 #pragma unroll
         for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
         if (decltype(whole)::value || k < cnt) {
-          const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
-          float one[Policy::kOnePass];
-          // The two forms are spelled out, not a shared body with a form switch: the SASS of
-          // this form is the one measured on the H200 (bench/RESULTS.md steps 15 and 18: the
-          // row kernel's code moves with small source changes).
-          if constexpr (kTame) {
-            const float ty = math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm));
-            const float tx = math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm));
-            const float ey = math::f_softmax_exp_ftz(ty), ex = math::f_softmax_exp_ftz(tx);
-            t[k][kSums - 2] = ey;
-            t[k][kSums - 1] = ex;
-            Policy::one_pass_terms_finite(ty, tx, ey, ex, one);
-          } else {
-            const float ty = math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm));
-            const float tx = math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm));
-            const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
-            t[k][kSums - 2] = ey;
-            t[k][kSums - 1] = ex;
-            Policy::one_pass_terms(ty, tx, ey, ex, one);
-          }
+          const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
+          const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+          const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
+          t[k][kSums - 2] = ey;
+          t[k][kSums - 1] = ex;
+          float one[kP];
+          Policy::one_pass_terms(ty, tx, ey, ex, one);
 #pragma unroll
-          for (int s2 = 0; s2 < Policy::kOnePass; ++s2) t[k][s2] = one[s2];
+          for (int s2 = 0; s2 < kP; ++s2) t[k][s2] = one[s2];
         }
       }
 #pragma unroll
@@ -397,6 +412,10 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
   });
+  if constexpr (kTame) {
+#pragma unroll
+    for (int s2 = 0; s2 < kP; ++s2) acc[s2] = acc[s2] * math::kOnePassDown;
+  }
 }
 
 // S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:
@@ -436,6 +455,16 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads);
 
+// The statistics and the result (loss, gradient mode and factor) of an unpoisoned one-pass row
+// from its exchanged sums (one_exchange_row; combine_one_pass_rows).
+template <class Policy>
+__device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm, const RowShared& rs, int64_t row,
+                                                     float (&st)[Policy::kStats]) {
+  Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
+  const float coef = prm.coef ? prm.coef[row / prm.seq] : 0.0f;
+  return Policy::finish(st, coef, prm.opt);
+}
+
 // A valid position on the plain path at T = 1 (the log-softmax path without a support mask;
 // every policy but total variation, whose S is the exact FixedSum; at T != 1 the division of a
 // zero z - m, once per thread and side here, would take the division's slow path: row_passes),
@@ -448,7 +477,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 // passes). Poison (a NaN or +inf logit, or a side without a finite logit) is known only after
 // the exchange: the sums of such a row are discarded. after_reads: the prefetch hook, run by the
 // row's last exchange.
-template <class Elem, class Policy, bool kUnitT, class Hook>
+template <class Elem, class Policy, bool kUnitT, bool kDeferred, class Hook>
 __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
                                                  const float (&range)[4], cg::cluster_group& cl,
                                                  const BlockScratch& sc, RowExchange& ex, RowShared& rs,
@@ -466,6 +495,12 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   if constexpr (kOnePass) {
     if (tame) one_pass_sums<Elem, Policy, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     else one_pass_sums<Elem, Policy, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    if constexpr (kDeferred) {  // forward only (defers_row_loss): the message to memory
+      float* message = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
+                       (r.row * cl.num_blocks() + cl.block_rank()) * LogitWorkspace::kMessageFloats;
+      reduce_one_exchange_to_memory<Policy>(sc, message, acc, range, temperature, after_reads);
+      return;
+    }
     // Ping-pong between the two statistics mailboxes (reduce_one_exchange). One call site: the
     // reduction is inlined, and two would double its code.
     const bool odd = (ex.first_uses + ex.second_uses) & 1u;
@@ -499,9 +534,7 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     else row_passes<Elem, Policy, kUnitT, true, false, true>(prm, r, cl, sc, ex, rs, after_reads);
   } else {
     float st[Policy::kStats];
-    Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
-    const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
-    const RowResult res = Policy::finish(st, coef, prm.opt);
+    const RowResult res = one_pass_result<Policy>(prm, rs, r.row, st);
     if (r.leader) prm.row_loss[r.row] = res.ell;
     if (r.gp || r.gq) {
       const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
@@ -510,6 +543,38 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
         write_gradients<Elem, Policy, kUnitT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
       else
         write_gradients<Elem, Policy, kUnitT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+    }
+  }
+}
+
+// The rows of a forward-only launch of the one-exchange rows (defers_row_loss), after
+// the row kernel: one warp per valid row; lane r takes CTA r's message, the lanes combine them as
+// the mailbox exchange does (one_exchange_combine: the same order, the same bits) and lane 0
+// writes the row's loss as one_exchange_row would (NaN for a poisoned row) and counts the tame
+// rows (diagnostics, in the place of the row kernel). ctas: the plan's cluster size. At T = 1.
+template <class Policy>
+__device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams& prm, unsigned ctas) {
+  const unsigned lane = threadIdx.x & 31u;
+  const int64_t warps_per_block = static_cast<int64_t>(blockDim.x >> 5);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * warps_per_block;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5); row < prm.rows;
+       row += stride) {
+    if (prm.valid && prm.valid[row] == 0) continue;  // masked: no messages, no loss (as the row kernel)
+    const bool present = lane < ctas;
+    const float* m = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
+                     (row * ctas + (present ? lane : 0u)) * LogitWorkspace::kMessageFloats;
+    float v[8];
+    message_or_identity(m, present, v);
+    RowShared rs;  // lane 0's
+    one_exchange_combine<Policy>(v, ctas, 1.0f, rs);
+    if (lane == 0) {
+      if (rs.poison) {
+        prm.row_loss[row] = __int_as_float(kQuietNaNBits);
+      } else {
+        if (rs.tame && prm.allow_tame && prm.counters) atomicAdd(prm.counters + kTameRowsCounter, 1ull);
+        float st[Policy::kStats];
+        prm.row_loss[row] = one_pass_result<Policy>(prm, rs, row, st).ell;
+      }
     }
   }
 }
@@ -640,7 +705,7 @@ __device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t 
 // only, so the last pass over the slices precedes the last exchange), thread 0 requests its
 // slices as soon as every thread is done with this row's, and the last exchange, the loss and
 // the row loop overlap their arrival.
-template <class Elem, class Policy, bool kUnitT, bool kPlain>
+template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kDeferred>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
                                             uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
                                             RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
@@ -648,8 +713,8 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
   const uint8_t* sg = prm.support ? prm.support + off : nullptr;
-  Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
-  Elem* gq = prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
+  Elem* gp = !kDeferred && prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;  // kDeferred: none
+  Elem* gq = !kDeferred && prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
@@ -696,7 +761,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   ex.make_ready(cl);
   if constexpr (kPlain && kUnitT && !Policy::kExactS) {
     const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
-    one_exchange_row<Elem, Policy, kUnitT>(prm, r, range, cl, sc, ex, rs, prefetch);
+    one_exchange_row<Elem, Policy, kUnitT, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
     // Its barriers also publish the staged support bytes.
     reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
@@ -730,8 +795,10 @@ struct RowKernelShared {
 static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmetic assumes at most this much");
 
 // The kernel body (the __global__ wrapper is in logit_launch.cu; it declares the shared memory
-// and passes it in): this CTA's share of every row of the cluster's rows.
-template <class Elem, class Policy>
+// and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
+// of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
+// T = 1 path, no gradient code, the row's exchange ends in memory (combine_one_pass_rows).
+template <class Elem, class Policy, bool kDeferred = false>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
   const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
@@ -757,7 +824,7 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
   SliceStream<Elem> stream{sh.bar, ys, xs};
-  const bool unit_t = prm.temperature == 1.0f;
+  const bool unit_t = prm.temperature == 1.0f;  // (kDeferred: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
@@ -775,12 +842,15 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       while (next < prm.rows && prm.valid && prm.valid[next] == 0) next += clusters;
       if (next >= prm.rows) next = -1;
     }
-    if (plain) {
-      if (unit_t) process_row<Elem, Policy, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, false, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    if constexpr (kDeferred) {
+      static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
+      process_row<Elem, Policy, true, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if (plain) {
+      if (unit_t) process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else {
-      if (unit_t) process_row<Elem, Policy, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, true, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, false, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     }
     __syncthreads();  // every read of this row's slices is done before the next row's copy
   }

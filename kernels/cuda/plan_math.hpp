@@ -26,6 +26,8 @@ inline constexpr std::size_t kRowStaticSharedMax = 1536;
 inline constexpr int kChunkColumns = 8;
 // One thread's record for the CTA reductions (row_reduce.cuh), in dynamic shared memory.
 inline constexpr int kRecordFloats = 8;
+// The largest thread block cluster of a plan (16 is non-portable; plans use 1, 2, 4, 8 or 16).
+inline constexpr int kMaxClusterCtas = 16;
 
 inline std::size_t record_bytes(int threads) { return static_cast<std::size_t>(threads) * kRecordFloats * 4; }
 

@@ -55,8 +55,10 @@ struct KlPolicy {
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::kl_one_pass_term(ey, ty, tx);
   }
-  __device__ static void one_pass_terms_finite(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
-    out[0] = math::kl_one_pass_term_finite(ey, ty, tx);  // tame rows: t_y, t_x finite
+  // Tame rows: the term as a product of two finite factors (one_pass_sums sums them unscaled).
+  __device__ static void one_pass_factors_tame(float ty, float tx, float ey, float, float (&a)[kOnePass],
+                                               float (&b)[kOnePass]) {
+    math::kl_one_pass_factors_tame(ey, ty, tx, a[0], b[0]);
   }
   __device__ static void stats_from_one_pass(const float* sums, float sy, float log_sy, float, float log_sx,
                                              float (&st)[kStats]) {
@@ -114,8 +116,9 @@ struct CrossEntropyPolicy {
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::ce_one_pass_term(ey, ty, tx);
   }
-  __device__ static void one_pass_terms_finite(float, float tx, float ey, float, float (&out)[kOnePass]) {
-    out[0] = math::ce_one_pass_term_finite(ey, tx);  // tame rows: t_y, t_x finite
+  __device__ static void one_pass_factors_tame(float, float tx, float ey, float, float (&a)[kOnePass],
+                                               float (&b)[kOnePass]) {
+    math::ce_one_pass_factors_tame(ey, tx, a[0], b[0]);
   }
   __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float log_sx,
                                              float (&st)[kStats]) {

@@ -247,10 +247,14 @@ __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float m
   v[K - 1] = v[K - 1] * fx;
 }
 
-template <class Policy, class Hook = NoHook>
-__device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box,
-                                    unsigned parity, RowShared& rs, const float* acc, const float (&range)[4],
-                                    float temperature, const Hook& after_reads = Hook{}) {
+// The first two stages of the one exchange: every warp at once, then warp 0 (the CTA stage). In
+// warp 0 every lane returns the CTA's message: words 0-3 its sums relative to the CTA's maxima
+// (exact zeros past the policy's K), words 4-7 its range. after_reads runs in thread 0 right
+// after the barrier behind which no thread reads the row's slices any more.
+template <class Policy, class Hook>
+__device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc, const float* acc,
+                                                         const float (&range)[4], float temperature,
+                                                         const Hook& after_reads, float (&msg)[8]) {
   constexpr int K = Policy::kOnePass + 2;
   static_assert(K <= 4 && kRecordFloats == 8 && 4 * kStatsWords == 8, "sums in words 0-3, the range in 4-7");
   const RangeCombine range_combine;
@@ -279,7 +283,6 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
   }
   __syncthreads();
   if (threadIdx.x == 0) after_reads();
-  const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
   if (threadIdx.x < 32) {
     // Lane w: warp w's record; the CTA's range (every lane), the records rescaled to its maxima
     // and added by the warp tree (the lanes past the last warp add exact zeros).
@@ -289,50 +292,102 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
     float cr[4] = {v[4], v[5], v[6], v[7]};
     xor_tree(cr, range_combine);
     if (lane < warps) rescale_partial<Policy>(v, cr[0], cr[1], temperature);
-    uint32_t m[8];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) m[k] = float_bits(k < K ? warp_tree_sum(v[k]) : 0.0f);
+    for (int k = 0; k < 4; ++k) msg[k] = k < K ? warp_tree_sum(v[k]) : 0.0f;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) m[4 + k] = float_bits(cr[k]);
+    for (int k = 0; k < 4; ++k) msg[4 + k] = cr[k];
+  }
+}
+
+// The last stage of the one exchange, in one warp: lane r holds CTA r's message (v; the other
+// lanes zero sums and the range's identity); the row's range (every lane), the messages rescaled
+// to the row's maxima and added by the pairwise tree over the rank (offsets C/2..1, the tree of
+// docs/semantics.md); lane 0 publishes the row's statistics into rs. The mailbox exchange and
+// the combine kernel of forward-only launches (combine_one_pass_rows) both end here: the same
+// bits.
+template <class Policy>
+__device__ __forceinline__ void one_exchange_combine(float (&v)[8], unsigned ctas, float temperature, RowShared& rs) {
+  constexpr int K = Policy::kOnePass + 2;
+  const int lane = threadIdx.x & 31;
+  float g[4] = {v[4], v[5], v[6], v[7]};
+  xor_tree(g, RangeCombine{});
+  if (static_cast<unsigned>(lane) < ctas) rescale_partial<Policy>(v, g[0], g[1], temperature);
+  for (unsigned offset = ctas / 2; offset >= 1; offset /= 2) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
+  }
+  if (lane == 0) {
+    publish_range(rs, g, temperature);
+#pragma unroll
+    for (int k = 0; k < K; ++k) rs.stats[k] = v[k];
+    rs.s[0] = v[K - 2];
+    rs.s[1] = v[K - 1];
+    rs.log_s[0] = math::f_log(rs.s[0]);
+    rs.log_s[1] = math::f_log(rs.s[1]);
+  }
+}
+
+// A message (8 floats) as lane r of the combining warp reads it, or the identity where r >= C.
+__device__ __forceinline__ void message_or_identity(const float* m, bool present, float (&v)[8]) {
+  constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    v[k] = present ? m[k] : 0.0f;
+    v[4 + k] = present ? m[4 + k] : kIdentity[k];
+  }
+}
+
+template <class Policy, class Hook = NoHook>
+__device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box,
+                                    unsigned parity, RowShared& rs, const float* acc, const float (&range)[4],
+                                    float temperature, const Hook& after_reads = Hook{}) {
+  float msg[8] = {};  // (set in warp 0, the only reader)
+  one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg);
+  const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
+  const int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {
     if (lane == 0) mailbox_arm(box, ctas);
     if (static_cast<unsigned>(lane) < ctas) {
-      const uint4 msg[kStatsWords] = {make_uint4(m[0], m[1], m[2], m[3]), make_uint4(m[4], m[5], m[6], m[7])};
-      mailbox_push(cl, box, rank, static_cast<unsigned>(lane), msg);
+      const uint4 m[kStatsWords] = {
+          make_uint4(float_bits(msg[0]), float_bits(msg[1]), float_bits(msg[2]), float_bits(msg[3])),
+          make_uint4(float_bits(msg[4]), float_bits(msg[5]), float_bits(msg[6]), float_bits(msg[7]))};
+      mailbox_push(cl, box, rank, static_cast<unsigned>(lane), m);
     }
   }
   mailbox_wait(cl, box, parity);
   if (threadIdx.x < 32) {  // lane r: CTA r's message; the row's range, then the sums
-    float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
-    if (static_cast<unsigned>(lane) < ctas) {
+    const bool present = static_cast<unsigned>(lane) < ctas;
+    float m[8] = {};
+    if (present) {
       const uint4 a = box.from[lane][0], b = box.from[lane][1];
-      v[0] = bits_float(a.x);
-      v[1] = bits_float(a.y);
-      v[2] = bits_float(a.z);
-      v[3] = bits_float(a.w);
-      v[4] = bits_float(b.x);
-      v[5] = bits_float(b.y);
-      v[6] = bits_float(b.z);
-      v[7] = bits_float(b.w);
-    }
-    float g[4] = {v[4], v[5], v[6], v[7]};
-    xor_tree(g, range_combine);
-    if (static_cast<unsigned>(lane) < ctas) rescale_partial<Policy>(v, g[0], g[1], temperature);
-    // Offsets C/2..1: lane i < offset adds lane i + offset (the tree of docs/semantics.md).
-    for (unsigned offset = ctas / 2; offset >= 1; offset /= 2) {
+      const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
-      for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
+      for (int k = 0; k < 8; ++k) m[k] = bits_float(w[k]);
     }
-    if (lane == 0) {
-      publish_range(rs, g, temperature);
-#pragma unroll
-      for (int k = 0; k < K; ++k) rs.stats[k] = v[k];
-      rs.s[0] = v[K - 2];
-      rs.s[1] = v[K - 1];
-      rs.log_s[0] = math::f_log(rs.s[0]);
-      rs.log_s[1] = math::f_log(rs.s[1]);
-    }
+    float v[8];
+    message_or_identity(m, present, v);
+    one_exchange_combine<Policy>(v, ctas, temperature, rs);
   }
   __syncthreads();
+}
+
+// Forward-only launches of the one-exchange rows (RowKernelParams::messages): the first two
+// stages as reduce_one_exchange, then thread 0 stores the CTA's message (8 floats) to `message`
+// in global memory, and no CTA waits for the others: combine_one_pass_rows finishes the row
+// after the launch, with one_exchange_combine, in the same order (bitwise the loss the mailbox
+// exchange gives). The records in shared memory are read by warp 0 here and written again only
+// after the CTA barrier that ends the row (logit_rows_body).
+template <class Policy, class Hook = NoHook>
+__device__ void reduce_one_exchange_to_memory(const BlockScratch& sc, float* message, const float* acc,
+                                              const float (&range)[4], float temperature,
+                                              const Hook& after_reads = Hook{}) {
+  float msg[8] = {};  // (set in warp 0, the only reader)
+  one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg);
+  if (threadIdx.x == 0) {
+    float4* d = reinterpret_cast<float4*>(message);
+    d[0] = make_float4(msg[0], msg[1], msg[2], msg[3]);
+    d[1] = make_float4(msg[4], msg[5], msg[6], msg[7]);
+  }
 }
 
 // How an exchange carries the normalisers S of the two sides (docs/semantics.md, "Summation order"):

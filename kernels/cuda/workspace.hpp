@@ -5,21 +5,27 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/math/hd.hpp"
+
 namespace divcheck::cuda {
 
 inline constexpr std::size_t kWorkspaceAlign = 256;
 
-inline std::size_t align_up(std::size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+DIVCHECK_HD inline std::size_t align_up(std::size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
 
 struct LogitWorkspace {
   float* row_loss;           // (B*T) per-position loss (valid positions only are read)
   long long* counts;         // (B) n_b = valid positions of sequence b
   long long* total;          // (1) N_valid
   float* coef;               // (B) w g / T of sequence b, rounded once from double
+  float* messages;           // (B*T, kMessageCtas, 8) the CTA messages of forward-only one-exchange
+                             // launches (RowKernelParams::messages), combined after the row kernel
+  static constexpr std::size_t kMessageCtas = 16;  // plan_math.hpp kMaxClusterCtas
+  static constexpr std::size_t kMessageFloats = 8;
   static std::size_t bytes(std::int64_t batch, std::int64_t seq) {
     const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
     return align_up(bt * sizeof(float)) + align_up(b * sizeof(long long)) + align_up(sizeof(long long)) +
-           align_up(b * sizeof(float));
+           align_up(b * sizeof(float)) + align_up(bt * kMessageCtas * kMessageFloats * sizeof(float));
   }
   static LogitWorkspace carve(void* base, std::int64_t batch, std::int64_t seq) {
     auto* p = static_cast<unsigned char*>(base);
@@ -32,7 +38,17 @@ struct LogitWorkspace {
     w.total = reinterpret_cast<long long*>(p);
     p += align_up(sizeof(long long));
     w.coef = reinterpret_cast<float*>(p);
+    w.messages = messages_of(w.row_loss, batch, seq);
     return w;
+  }
+  // The messages of the workspace whose row_loss this is: the row kernel finds them from its
+  // row_loss pointer (a kernel parameter of their own changed the code of every row kernel:
+  // bench/RESULTS.md steps 18 and 28).
+  DIVCHECK_HD static float* messages_of(float* row_loss, std::int64_t batch, std::int64_t seq) {
+    const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
+    return reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(row_loss) + align_up(bt * sizeof(float)) +
+                                    align_up(b * sizeof(long long)) + align_up(sizeof(long long)) +
+                                    align_up(b * sizeof(float)));
   }
 };
 

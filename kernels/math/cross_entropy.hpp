@@ -45,6 +45,11 @@ DIVCHECK_HD inline float capped_ce_slope(float ce, float max_loss, float scaling
 
 // One-pass form (see kl.hpp): ce = log S_x − (B / S_y) 2^64, B = Σ_v [t_y > −∞] e_y t_x 2^-64.
 DIVCHECK_HD inline float ce_one_pass_term_finite(float ey, float tx) { return ey * (tx * kOnePassDown); }  // tame rows
+// Tame rows: the term's two factors e_y and t_x, summed as kl_one_pass_factors_tame's.
+DIVCHECK_HD inline void ce_one_pass_factors_tame(float ey, float tx, float& a, float& b) {
+  a = ey;
+  b = tx;
+}
 DIVCHECK_HD inline float ce_one_pass_term(float ey, float ty, float tx) {  // ce_term's structure
   const float v = ce_one_pass_term_finite(ey, tx);
   return ty == -kInf ? 0.0f : (tx == -kInf ? -kInf : v);

@@ -97,6 +97,16 @@ inline constexpr float kOnePassUp = 18446744073709551616.0f;                    
 // (q = 0 < p) gives +inf; e_y = exp(t_y) may underflow to 0 for a finite t_y: then 0.
 // Finite t_y, t_x (a tame row, softmax.hpp): the term without the zero-probability selects.
 DIVCHECK_HD inline float kl_one_pass_term_finite(float ey, float ty, float tx) { return ey * ((ty - tx) * kOnePassDown); }
+// Tame rows (softmax.hpp: t_y, t_x finite and >= kTameShift, so |t_y - t_x| <= 64 and e_y <= 1):
+// the term's two factors, e_y and t_y - t_x. The kernel sums their products unscaled (at most
+// 64 per column: no overflow for V < 2^31) with the first pairwise level as one fused
+// multiply-add (a rounding fewer than product and sum: inside the error model of the terms), and
+// scales the thread's sum by 2^-64 once (kOnePassDown: exact unless the sum is below 2^-62, where
+// the one rounding to a subnormal costs at most 2^-150, as one column's scaled term did).
+DIVCHECK_HD inline void kl_one_pass_factors_tame(float ey, float ty, float tx, float& a, float& b) {
+  a = ey;
+  b = ty - tx;
+}
 DIVCHECK_HD inline float kl_one_pass_term(float ey, float ty, float tx) {
   const float v = kl_one_pass_term_finite(ey, ty, tx);
   return ty == -kInf ? 0.0f : (tx == -kInf ? kInf : v);

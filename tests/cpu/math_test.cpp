@@ -156,6 +156,9 @@ TEST(MathOnePass, KlAndCrossEntropyFromTheNormaliserPass) {
     stats(y, my, sy, lsy);
     stats(x, mx, sx, lsx);
     float a = 0.0f, b = 0.0f, aa = 0.0f;
+    // The tame forms (every logit here is within 24 of its maximum: tame), as the kernel sums
+    // them: unscaled products, pairs fused (the last one of an odd n alone), 2^-64 at the end.
+    float ta = 0.0f, tb = 0.0f, taa = 0.0f;
     long double kl = 0, ce = 0, scale = 0;
     for (std::size_t v = 0; v < y.size(); ++v) {
       const float ty = shifted_logit(y[v], my, 1.0f), tx = shifted_logit(x[v], mx, 1.0f);
@@ -163,6 +166,26 @@ TEST(MathOnePass, KlAndCrossEntropyFromTheNormaliserPass) {
       a += kl_one_pass_term(ey, ty, tx);
       b += ce_one_pass_term(ey, ty, tx);
       aa += kl_one_pass_term(ey, ty, ty);
+      ASSERT_TRUE(tame_side(y[v], my, 1.0f) && tame_side(x[v], mx, 1.0f));
+      float f[3][2];
+      kl_one_pass_factors_tame(ey, ty, tx, f[0][0], f[0][1]);
+      ce_one_pass_factors_tame(ey, tx, f[1][0], f[1][1]);
+      kl_one_pass_factors_tame(ey, ty, ty, f[2][0], f[2][1]);
+      float* sums[3] = {&ta, &tb, &taa};
+      for (int k = 0; k < 3; ++k) {
+        if (v % 2 == 1) continue;  // added with its partner below
+        float pair = f[k][0] * f[k][1];
+        if (v + 1 < y.size()) {
+          const float ty1 = shifted_logit(y[v + 1], my, 1.0f), tx1 = shifted_logit(x[v + 1], mx, 1.0f);
+          const float ey1 = f_softmax_exp(ty1);
+          float g0, g1;
+          if (k == 0) kl_one_pass_factors_tame(ey1, ty1, tx1, g0, g1);
+          else if (k == 1) ce_one_pass_factors_tame(ey1, tx1, g0, g1);
+          else kl_one_pass_factors_tame(ey1, ty1, ty1, g0, g1);
+          pair = std::fmaf(f[k][0], f[k][1], g0 * g1);
+        }
+        *sums[k] += pair;
+      }
       const long double lp = static_cast<long double>(ty) - std::log(static_cast<long double>(sy));
       const long double lq = static_cast<long double>(tx) - std::log(static_cast<long double>(sx));
       kl += std::exp(lp) * (lp - lq);
@@ -175,6 +198,9 @@ TEST(MathOnePass, KlAndCrossEntropyFromTheNormaliserPass) {
     EXPECT_NEAR(kl_from_one_pass(a, sy, lsy, lsx), static_cast<double>(kl), bound) << n;
     EXPECT_NEAR(ce_from_one_pass(b, sy, lsx), static_cast<double>(ce), bound) << n;
     EXPECT_EQ(kl_from_one_pass(aa, sy, lsy, lsy), 0.0f) << n;  // identical rows: exactly 0
+    EXPECT_NEAR(kl_from_one_pass(ta * kOnePassDown, sy, lsy, lsx), static_cast<double>(kl), bound) << n;
+    EXPECT_NEAR(ce_from_one_pass(tb * kOnePassDown, sy, lsx), static_cast<double>(ce), bound) << n;
+    EXPECT_EQ(kl_from_one_pass(taa * kOnePassDown, sy, lsy, lsy), 0.0f) << n;
   }
   // Special cases, as kl_term / ce_term: p = 0 (t_y = -inf) contributes 0 whatever q is;
   // q = 0 < p gives +inf even when exp(t_y) underflows to 0 for a finite t_y.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/registry.hpp"
 #include "kernels/cuda/case_args.hpp"
 #include "tests/cpu/test_cases.hpp"
 
@@ -144,6 +145,17 @@ std::int64_t expected_prefetches(const Case& c, std::int64_t clusters) {
     }
   }
   return n;
+}
+
+void make_plain(Case& c) {
+  c.inputs.erase("support_mask");
+  if (info(c.id).props.has_log_target) c.params.log_target = true;
+}
+
+Case forward_only(Case c) {
+  c.wants_grad.clear();
+  c.grad_output = Tensor();
+  return c;
 }
 
 }  // namespace divcheck::gputest

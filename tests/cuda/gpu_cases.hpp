@@ -30,8 +30,14 @@ Case with_zeros_at_masked(Case c);
 // a forward-only, staged run of logit case `c` on a grid of `clusters` clusters, whose input
 // rows start 16-byte aligned: cluster k loops over the rows k, k + clusters, ...; every valid
 // row whose next valid row in that loop has 16-byte aligned slices (and at least one whole
-// chunk) is counted once. Assumes no poisoned row (varied_case has none).
+// chunk) is counted once. A poisoned row (a NaN logit) requests its next row like any other.
 std::int64_t expected_prefetches(const Case& c, std::int64_t clusters);
+
+// The kernel's plain path: no support mask, the log-softmax path (log_target where the row has it).
+void make_plain(Case& c);
+
+// The case without gradients (and without an upstream gradient): a forward-only launch.
+Case forward_only(Case c);
 
 // Every gradient element at a masked position is +0 (bit pattern 0); "" or the first offender.
 std::string masked_gradients_are_plus_zero(const Case& c, const Outputs& o);

@@ -3,10 +3,13 @@
 // bitwise equal (staged and unstaged with the same number of CTAs; the automatic plan and the
 // same plan forced; the persistent grid, with its prefetch, and one cluster per row); the
 // automatic plan at the two benchmark shapes keeps rows on chip.
+#include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 
 #include "core/errors.hpp"
+#include "kernels/cuda/case_args.hpp"
 #include "tests/cpu/test_cases.hpp"
 #include "tests/cuda/gpu_cases.hpp"
 #include "tests/cuda/gpu_test_support.hpp"
@@ -115,6 +118,79 @@ TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
         }
       }
     }
+}
+
+// A poisoned row (a NaN logit: its loss is NaN) in the loop of a persistent cluster requests its
+// next row's slices like any other row (every path runs the prefetch hook after its last read of
+// the slices: the one exchange at T = 1, the S exchange of the two-pass rows, the range exchange
+// of the others), so the rows after it see their own data: bitwise the results of one cluster
+// per row, the prefetch count the host model's, and the launch ends (a row waiting for a copy
+// that was never requested would hang until the test's timeout). Every logit row, forward only,
+// on its plain path (no support mask, log-softmax) and on the case's own; the first three rows
+// poisoned (each the first row of its cluster, whose second row follows: 1000 rows on 396
+// resident clusters) and three more in the middle and at the end.
+TEST_F(GpuPlans, PoisonedRowsInAPersistentClusterPrefetchTheirNextRow) {
+  const std::int64_t V = 4096;
+  for (DivergenceId id : logit_rows())
+    for (bool plain : {true, false}) {
+      Case c = forward_only(varied_case(id, DType::bf16, 2, 500, V, 90));
+      if (plain) make_plain(c);
+      Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+      for (std::int64_t r : {0, 2, 3, 400, 401, 999}) p->set(r * V + 17, std::numeric_limits<double>::quiet_NaN());
+      SCOPED_TRACE(label(c) + (plain ? " plain path" : " case's path"));
+      std::int64_t prefetched = -1;
+      CudaOptions one, persistent;
+      one.row_grid = 1;
+      persistent.row_grid = 2;
+      persistent.prefetched_rows_out = &prefetched;
+      const cuda::LogitPlan plan = cuda::plan_for_case(c, persistent);
+      ASSERT_TRUE(plan.persistent);
+      ASSERT_TRUE(plan.staged);
+      ASSERT_LE(2 * plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
+      ASSERT_GT(plan.resident_clusters, 3) << "rows 0, 2, 3 must start clusters";
+      const Outputs a = compute(*cuda::make_cuda_backend_with(one), c);
+      const Outputs b = compute(*cuda::make_cuda_backend_with(persistent), c);
+      EXPECT_TRUE(bitwise_same(a, b)) << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+      EXPECT_EQ(prefetched, expected_prefetches(c, plan.resident_clusters));
+      EXPECT_GT(prefetched, 0);
+      // The poison is where the CPU backend puts it (row 0's loss, or the reduced loss, NaN).
+      const Outputs h = compute(cpu(), c);
+      EXPECT_EQ(std::isnan(a.loss.get(0)), std::isnan(h.loss.get(0))) << "row 0 carries a NaN logit";
+    }
+}
+
+// Forward-only KL and cross-entropy on the plain path at T = 1 (defers_row_loss): no CTA waits
+// for its cluster, the rows are combined after the row kernel; the loss is bitwise the loss of
+// the same case with gradients (the mailbox exchange: the same order), on the automatic plan
+// (persistent grid) and with one cluster per row, and the tame rows are counted alike.
+TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::masked_cross_entropy})
+    for (DType dt : {DType::bf16, DType::f32})
+      for (std::int64_t V : {4096, 128256}) {
+        Case c = varied_case(id, dt, 2, V == 4096 ? 300 : 8, V, 91);
+        make_plain(c);
+        Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+        p->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());  // row 3 poisoned
+        const Case f = forward_only(c);
+        ASSERT_TRUE(cuda::defers_row_loss(cuda::logit_args_of(f, CudaOptions{})));
+        SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+        for (int grid : {0, 1}) {
+          std::int64_t tame_f = -1, tame_c = -1;
+          CudaOptions of, oc;
+          of.row_grid = oc.row_grid = grid;
+          of.tame_rows_out = &tame_f;
+          oc.tame_rows_out = &tame_c;
+          const Outputs a = compute(*cuda::make_cuda_backend_with(of), f);
+          const Outputs b = compute(*cuda::make_cuda_backend_with(oc), c);
+          ASSERT_FALSE(b.grads.empty());  // gradients wanted: the mailbox exchange, not deferred
+          Outputs b_loss;
+          b_loss.loss = b.loss;
+          EXPECT_TRUE(bitwise_same(a, b_loss)) << "row grid " << grid;
+          EXPECT_EQ(tame_f, tame_c) << "row grid " << grid;
+          EXPECT_GT(tame_f, 0);
+        }
+        EXPECT_TRUE(gpu_passes(gpu(), f));
+      }
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

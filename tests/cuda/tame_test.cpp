@@ -3,7 +3,8 @@
 // the same formulas. Checked exactly:
 //   * the exponential the tame forms use equals the general one, bit for bit, on every float
 //     of the range they can see (exhaustive);
-//   * with the tame forms allowed or not, every output is bitwise the same, on cases that mix
+//   * with the tame forms allowed or not, every output is bitwise the same (KL and cross-entropy,
+//     whose tame one-pass sums round less: both within the verdict bound), on cases that mix
 //     tame rows with rows the forms must not take (a -inf logit, a spread beyond 64 T, a
 //     support mask, the probability path), and the kernel took the tame forms exactly on the
 //     rows the host predicts (the count is reported by the kernel).
@@ -66,6 +67,14 @@ std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
   return tame;
 }
 
+// The one-pass rows (KL, cross-entropy and temperature-scaled KL on the log-softmax path): their
+// tame chunks sum the terms unscaled with the first pairwise level fused, the general form
+// scales every term by 2^-64 (docs/semantics.md, "Tame rows"): not the same bits.
+bool tame_sums_differ(DivergenceId id) {
+  return id == DivergenceId::masked_kl_divergence || id == DivergenceId::masked_cross_entropy ||
+         id == DivergenceId::temperature_scaled_masked_kl_divergence;
+}
+
 TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
   std::int64_t tame_total = 0, general_total = 0, cases = 0;
   for (DivergenceId id : gpu_rows()) {
@@ -81,7 +90,15 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
         const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
         EXPECT_EQ(tame_rows, expect_tame);
         EXPECT_EQ(never, 0);
-        EXPECT_TRUE(bitwise_same(a, b));
+        if (tame_sums_differ(id)) {
+          // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
+          // kl_one_pass_factors_tame), so both runs are judged against the reference instead.
+          const Expected e = compute_reference(c);
+          EXPECT_TRUE(gpu_passes(a, c, e)) << "tame forms on";
+          EXPECT_TRUE(gpu_passes(b, c, e)) << "tame forms off";
+        } else {
+          EXPECT_TRUE(bitwise_same(a, b));
+        }
         tame_total += expect_tame;
         general_total += general;
         ++cases;

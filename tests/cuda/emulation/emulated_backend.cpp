@@ -41,7 +41,7 @@ unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
 }
 
-template <class Elem, class Policy>
+template <class Elem, class Policy, bool kDeferred = false>
 void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
   const auto ctas = static_cast<unsigned>(plan.ctas);
   std::vector<RowKernelShared> shared(ctas);
@@ -54,13 +54,17 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
-        logit_rows_body<Elem, Policy>(prm, cl, shared[r], dyn[r].data());
+        logit_rows_body<Elem, Policy, kDeferred>(prm, cl, shared[r], dyn[r].data());
       },
       [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
 
 template <class Elem>
-void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan) {
+void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, bool deferred) {
+  if (deferred) {  // the forward-only one-exchange kernels (defers_row_loss)
+    if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true>(prm, plan);
+    return emulate_rows<Elem, CrossEntropyPolicy, true>(prm, plan);
+  }
   switch (k) {
     case LogitKind::kl: return emulate_rows<Elem, KlPolicy>(prm, plan);
     case LogitKind::jefferys: return emulate_rows<Elem, JefferysPolicy>(prm, plan);
@@ -73,9 +77,9 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
 
 void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
   switch (a.dtype) {
-    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan);
-    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan);
-    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan);
+    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, defers_row_loss(a));
+    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan, defers_row_loss(a));
+    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan, defers_row_loss(a));
   }
 }
 
@@ -147,6 +151,13 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   if (options_.tame_rows_out || options_.prefetched_rows_out) a.counters = counters;
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
   emulate_rows_dispatch(a, prm, plan);
+  if (defers_row_loss(a)) {  // forward-only one-exchange rows: combine_one_pass_rows (8 rows per block)
+    const auto ctas = static_cast<unsigned>(plan.ctas);
+    emu::launch({grid_for(a.batch * a.seq, 8, 65535), 256u, 1}, [&] {
+      if (a.kind == LogitKind::kl) combine_one_pass_rows_body<KlPolicy>(prm, ctas);
+      else combine_one_pass_rows_body<CrossEntropyPolicy>(prm, ctas);
+    });
+  }
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);
   if (options_.prefetched_rows_out)
     *options_.prefetched_rows_out = static_cast<std::int64_t>(counters[kPrefetchedRowsCounter]);

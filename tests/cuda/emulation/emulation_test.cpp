@@ -27,12 +27,6 @@ namespace {
 
 using cuda::CudaOptions;
 
-// The kernel's plain path: no support mask, the log-softmax path (log_target where the row has it).
-void make_plain(Case& c) {
-  c.inputs.erase("support_mask");
-  if (info(c.id).props.has_log_target) c.params.log_target = true;
-}
-
 const Backend& cpu_backend() {
   static const auto b = make_cpu_backend();
   return *b;
@@ -91,12 +85,6 @@ std::int64_t expect_prefetch_equals_one_cluster_per_row(const Case& c) {
   return prefetched;
 }
 
-Case forward_only(Case c) {
-  c.wants_grad.clear();
-  c.grad_output = Tensor();
-  return c;
-}
-
 // The persistent grid's prefetch (forward only): the emulator's two clusters loop over 6 rows,
 // each requesting its next row's slices while finishing the current one; masked rows in
 // between are skipped, and V = 2052 bf16 makes every other row unaligned (no bulk copy).
@@ -129,6 +117,36 @@ TEST(KernelEmulation, PrefetchAfterAPoisonedRow) {
     SCOPED_TRACE(label(c));
     EXPECT_GE(expect_prefetch_equals_one_cluster_per_row(c), 3);
   }
+}
+
+// Forward-only launches of KL and cross-entropy on the plain path at T = 1 store each CTA's
+// message and combine the rows after the row kernel (defers_row_loss, combine_one_pass_rows):
+// the loss is bitwise the loss of the same case with gradients (the mailbox exchange, the same
+// order), a poisoned row stays NaN, and the tame rows are counted alike.
+TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::masked_cross_entropy})
+    for (int ctas : {1, 2, 4}) {
+      Case c = varied_case(id, DType::bf16, 2, 3, 3001, 83);
+      make_plain(c);
+      Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+      p->set(2 * 3001 + 5, std::numeric_limits<double>::quiet_NaN());  // row 2 poisoned
+      const Case f = forward_only(c);
+      ASSERT_TRUE(cuda::defers_row_loss(cuda::logit_args_of(f, CudaOptions{})));
+      SCOPED_TRACE(label(c) + " " + std::to_string(ctas) + " CTAs");
+      std::int64_t tame_f = -1, tame_c = -1;
+      CudaOptions of{ctas, true}, oc{ctas, true};
+      of.tame_rows_out = &tame_f;
+      oc.tame_rows_out = &tame_c;
+      const Outputs a = compute(*make_emulated_cuda_backend(of), f);
+      const Outputs b = compute(*make_emulated_cuda_backend(oc), c);
+      ASSERT_FALSE(b.grads.empty());  // gradients wanted: the mailbox exchange, not deferred
+      Outputs b_loss;
+      b_loss.loss = b.loss;
+      EXPECT_TRUE(bitwise_same(a, b_loss));
+      EXPECT_EQ(tame_f, tame_c);
+      EXPECT_GT(tame_f, 0);
+      EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
+    }
 }
 
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
