@@ -78,6 +78,29 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
     }
 }
 
+// A case run twice: on the persistent grid (row_grid 2, with the count of prefetched rows) and
+// with one cluster per row (row_grid 1). The plan must be persistent and staged, with at most
+// 500 resident clusters (every cluster of a 1000-row case loops over two rows or more).
+struct PersistentRun {
+  cuda::LogitPlan plan;
+  Outputs one, persistent;
+  std::int64_t prefetched = -1;
+};
+PersistentRun run_persistent_and_one_per_row(const Case& c) {
+  PersistentRun r;
+  CudaOptions one, persistent;
+  one.row_grid = 1;
+  persistent.row_grid = 2;
+  persistent.prefetched_rows_out = &r.prefetched;
+  r.plan = cuda::plan_for_case(c, persistent);
+  EXPECT_TRUE(r.plan.persistent);
+  EXPECT_TRUE(r.plan.staged);
+  EXPECT_LE(2 * r.plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
+  r.one = compute(*cuda::make_cuda_backend_with(one), c);
+  r.persistent = compute(*cuda::make_cuda_backend_with(persistent), c);
+  return r;
+}
+
 // The persistent grid (LogitArgs::row_grid 2: fewer clusters than rows, each looping over its
 // rows) gives bitwise the results of one cluster per row (which the other tests hold to the
 // reference), forward only (where a cluster requests its next row's slices ahead: the
@@ -98,18 +121,11 @@ TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
           k.grad_output = Tensor();
         }
         SCOPED_TRACE(label(k) + " V=" + std::to_string(V) + (forward_only ? " forward" : " forward+backward"));
-        std::int64_t prefetched = -1;
-        CudaOptions one, persistent;
-        one.row_grid = 1;
-        persistent.row_grid = 2;
-        persistent.prefetched_rows_out = &prefetched;
-        const cuda::LogitPlan plan = cuda::plan_for_case(k, persistent);
-        ASSERT_TRUE(plan.persistent);
-        ASSERT_TRUE(plan.staged);
-        ASSERT_LE(2 * plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
-        const Outputs a = compute(*cuda::make_cuda_backend_with(one), k);
-        const Outputs b = compute(*cuda::make_cuda_backend_with(persistent), k);
-        EXPECT_TRUE(bitwise_same(a, b)) << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+        const PersistentRun run = run_persistent_and_one_per_row(k);
+        const cuda::LogitPlan& plan = run.plan;
+        EXPECT_TRUE(bitwise_same(run.one, run.persistent))
+            << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+        const std::int64_t prefetched = run.prefetched;
         // The prefetch fired where it should (forward only), not merely left the results alone.
         const std::int64_t expected = forward_only ? expected_prefetches(k, plan.resident_clusters) : 0;
         EXPECT_EQ(prefetched, expected) << plan.resident_clusters << " resident clusters";
@@ -138,24 +154,16 @@ TEST_F(GpuPlans, PoisonedRowsInAPersistentClusterPrefetchTheirNextRow) {
       Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
       for (std::int64_t r : {0, 2, 3, 400, 401, 999}) p->set(r * V + 17, std::numeric_limits<double>::quiet_NaN());
       SCOPED_TRACE(label(c) + (plain ? " plain path" : " case's path"));
-      std::int64_t prefetched = -1;
-      CudaOptions one, persistent;
-      one.row_grid = 1;
-      persistent.row_grid = 2;
-      persistent.prefetched_rows_out = &prefetched;
-      const cuda::LogitPlan plan = cuda::plan_for_case(c, persistent);
-      ASSERT_TRUE(plan.persistent);
-      ASSERT_TRUE(plan.staged);
-      ASSERT_LE(2 * plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
+      const PersistentRun run = run_persistent_and_one_per_row(c);
+      const cuda::LogitPlan& plan = run.plan;
       ASSERT_GT(plan.resident_clusters, 3) << "rows 0, 2, 3 must start clusters";
-      const Outputs a = compute(*cuda::make_cuda_backend_with(one), c);
-      const Outputs b = compute(*cuda::make_cuda_backend_with(persistent), c);
-      EXPECT_TRUE(bitwise_same(a, b)) << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
-      EXPECT_EQ(prefetched, expected_prefetches(c, plan.resident_clusters));
-      EXPECT_GT(prefetched, 0);
+      EXPECT_TRUE(bitwise_same(run.one, run.persistent))
+          << plan.resident_clusters << " resident clusters of " << plan.ctas << " CTAs";
+      EXPECT_EQ(run.prefetched, expected_prefetches(c, plan.resident_clusters));
+      EXPECT_GT(run.prefetched, 0);
       // The poison is where the CPU backend puts it (row 0's loss, or the reduced loss, NaN).
       const Outputs h = compute(cpu(), c);
-      EXPECT_EQ(std::isnan(a.loss.get(0)), std::isnan(h.loss.get(0))) << "row 0 carries a NaN logit";
+      EXPECT_EQ(std::isnan(run.one.loss.get(0)), std::isnan(h.loss.get(0))) << "row 0 carries a NaN logit";
     }
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/plan_math.hpp"
+#include "kernels/cuda/workspace.hpp"
 #include "reference/real_engine.hpp"
 
 namespace divcheck::cuda {
@@ -23,6 +24,11 @@ int smallest_fitting(std::int64_t vocab, std::size_t elem, int threads, std::siz
     if (dynamic_bytes(threads, true, slice_for(vocab, c), elem, false) <= budget) return c;
   return 0;
 }
+
+// The workspace holds a message per CTA of the largest cluster a plan uses (the deferred
+// forward-only rows, LogitWorkspace::messages_of).
+static_assert(divcheck::cuda::LogitWorkspace::kMessageCtas == divcheck::cuda::kMaxClusterCtas,
+              "one message slot per CTA of the largest cluster");
 
 TEST(PlanMath, SlicesAreWholeChunksCoveringTheRow) {
   for (std::int64_t v : {1, 7, 8, 9, 1023, 1024, 1025, 4099, 128256, 256000})
