@@ -565,7 +565,7 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
                      (row * ctas + (present ? lane : 0u)) * LogitWorkspace::kMessageFloats;
     float v[8];
     message_or_identity(m, present, v);
-    RowShared rs;  // lane 0's
+    RowShared rs{};  // lane 0 writes and reads it
     one_exchange_combine<Policy>(v, ctas, 1.0f, rs);
     if (lane == 0) {
       if (rs.poison) {
