@@ -99,9 +99,10 @@ struct TvdProbArgs {
 // loss: each CTA stores its message and goes on (reduce_one_exchange_to_memory), and
 // combine_one_pass_rows finishes every row after the launch. No CTA waits for its cluster (the
 // wait behind the exchange was 24% of KL bf16 forward's stall samples, bench/RESULTS.md step 28).
-// The same condition as the kernel's one_exchange_row path for a one-pass policy (plain, unit
-// T) without gradients: the kernel takes the deferred exchange exactly there. The messages:
-// LogitWorkspace::messages_of(row_loss), (B*T, C) records of 8 floats.
+// Where this holds the launcher runs the deferred kernel instantiation (logit_rows_body's
+// kDeferred: only the one-exchange path, which these launches take anyway) and then
+// combine_one_pass_rows. The messages: LogitWorkspace::messages_of(row_loss), (B*T, C) records
+// of 8 floats.
 inline bool defers_row_loss(const LogitArgs& a) {
   const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;

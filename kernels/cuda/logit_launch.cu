@@ -1,7 +1,9 @@
 // Planning and launching the logit-level divergences (device_api.hpp): the kernel table
-// (6 row policies x 3 element types), the choice of CTAs per row (thread block cluster) and of
-// shared-memory staging, and the launch sequence on one stream:
-//   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel -> reduce_positions.
+// (6 row policies x 3 element types, and the deferred forward-only KL and CE kernels x 3), the
+// choice of CTAs per row (thread block cluster) and of shared-memory staging, and the launch
+// sequence on one stream:
+//   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
+//   [-> combine_one_pass_rows, forward-only KL and CE at T = 1: defers_row_loss] -> reduce_positions.
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
