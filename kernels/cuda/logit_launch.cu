@@ -1,7 +1,7 @@
-// Planning and launching the logit-level divergences (device_api.hpp): the kernel table
-// (6 row policies x 3 element types, and the deferred forward-only KL and CE kernels x 3), the
-// choice of CTAs per row (thread block cluster) and of shared-memory staging, and the launch
-// sequence on one stream:
+// Planning and launching the logit-level divergences (device_api.hpp): the choice of the row
+// kernel (logit_row_kernels.hpp: 6 row policies x 3 element types, and the deferred forward-only
+// KL and CE kernels x 3), of CTAs per row (thread block cluster) and of shared-memory staging,
+// and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
 //   [-> combine_one_pass_rows, forward-only KL and CE at T = 1: defers_row_loss] -> reduce_positions.
 //
@@ -23,6 +23,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_api.hpp"
+#include "kernels/cuda/logit_row_kernels.hpp"
 #include "kernels/cuda/logit_rows_kernel.cuh"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_kernels.hpp"
@@ -32,18 +33,6 @@ namespace divcheck::cuda {
 
 namespace {
 
-// At most kRowRegisters registers per thread (__maxnreg__; it excludes __launch_bounds__, and
-// the launcher never asks for more than kRowThreadsMax threads): three 256-thread CTAs per SM
-// (or one of 512). At 64 (two 512-thread CTAs per SM) the passes spill loop-invariant
-// addresses inside their loops.
-template <class Elem, class Policy, bool kDeferred = false>
-__global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelParams prm) {
-  extern __shared__ __align__(16) unsigned char dyn_smem[];
-  __shared__ RowKernelShared sh;
-  cg::cluster_group cl = cg::this_cluster();
-  logit_rows_body<Elem, Policy, kDeferred>(prm, cl, sh, dyn_smem);
-}
-
 // The rows of a forward-only one-exchange launch (defers_row_loss), after the row kernel.
 template <class Policy>
 __global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelParams prm, unsigned ctas) {
@@ -51,41 +40,11 @@ __global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelPara
 }
 inline constexpr int kCombineThreads = 256;  // 8 rows per block
 
-using RowKernel = void (*)(RowKernelParams);
-
-template <class Elem>
-RowKernel kernel_of(LogitKind k) {
-  switch (k) {
-    case LogitKind::kl: return logit_rows_kernel<Elem, KlPolicy>;
-    case LogitKind::jefferys: return logit_rows_kernel<Elem, JefferysPolicy>;
-    case LogitKind::cross_entropy: return logit_rows_kernel<Elem, CrossEntropyPolicy>;
-    case LogitKind::jensen_shannon: return logit_rows_kernel<Elem, JensenShannonPolicy>;
-    case LogitKind::hellinger: return logit_rows_kernel<Elem, HellingerPolicy>;
-    case LogitKind::total_variation: return logit_rows_kernel<Elem, TotalVariationPolicy>;
-  }
-  throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
-}
-
-// The forward-only one-exchange kernels (defers_row_loss): KL and cross-entropy.
-template <class Elem>
-RowKernel deferred_kernel_of(LogitKind k) {
-  if (k == LogitKind::kl) return logit_rows_kernel<Elem, KlPolicy, true>;
-  if (k == LogitKind::cross_entropy) return logit_rows_kernel<Elem, CrossEntropyPolicy, true>;
-  throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no deferred row kernel (not KL or CE)");
-}
-
 RowKernel select_kernel(FloatKind dt, LogitKind k, bool deferred) {
-  if (deferred) {
-    switch (dt) {
-      case FloatKind::f32: return deferred_kernel_of<float>(k);
-      case FloatKind::bf16: return deferred_kernel_of<__nv_bfloat16>(k);
-      case FloatKind::f16: return deferred_kernel_of<__half>(k);
-    }
-  }
   switch (dt) {
-    case FloatKind::f32: return kernel_of<float>(k);
-    case FloatKind::bf16: return kernel_of<__nv_bfloat16>(k);
-    case FloatKind::f16: return kernel_of<__half>(k);
+    case FloatKind::f32: return row_kernel_f32(k, deferred);
+    case FloatKind::bf16: return row_kernel_bf16(k, deferred);
+    case FloatKind::f16: return row_kernel_f16(k, deferred);
   }
   throw InvalidArgument("dtype", std::to_string(static_cast<int>(dt)), "not f32, bf16 or f16");
 }

@@ -55,7 +55,7 @@
 // spills in the loops) before and after any edit here.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
 // division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
-// in logit_launch.cu; this header is also compiled by the kernel emulator (tests/cuda).
+// in logit_row_kernels.cuh; this header is also compiled by the kernel emulator (tests/cuda).
 #pragma once
 
 #include <cstdint>
@@ -794,7 +794,7 @@ struct RowKernelShared {
 };
 static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmetic assumes at most this much");
 
-// The kernel body (the __global__ wrapper is in logit_launch.cu; it declares the shared memory
+// The kernel body (the __global__ wrapper is in logit_row_kernels.cuh; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
 // T = 1 path, no gradient code, the row's exchange ends in memory (combine_one_pass_rows).

@@ -1,0 +1,8 @@
+// The logit row kernels of f32 logits (logit_row_kernels.cuh): a translation unit per element type.
+#include "kernels/cuda/logit_row_kernels.cuh"
+
+namespace divcheck::cuda {
+
+RowKernel row_kernel_f32(LogitKind kind, bool deferred) { return row_kernel_table<float>(kind, deferred); }
+
+}  // namespace divcheck::cuda
