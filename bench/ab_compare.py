@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Same-call A/B of divcheck_bench runs (scripts/gpu-session's abK.json files).
+
+usage: ab_compare.py --base a1.json [a2.json ...] --new b1.json [b2.json ...]
+
+For every benchmark present in all files: each run's time (Google Benchmark real_time, ms), the
+mean of the base runs over the mean of the new runs (> 1: the new binary is faster), and the
+spread of each side (max/min - 1) so that a gain can be told from noise. Benchmarks missing
+from a file are listed, never silently dropped.
+"""
+import argparse
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        doc = json.load(f)
+    out = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("error_occurred"):
+            continue
+        name = b["name"].removesuffix("/manual_time")
+        out[name] = float(b["real_time"])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", nargs="+", required=True)
+    ap.add_argument("--new", nargs="+", required=True)
+    args = ap.parse_args()
+    base = [load(p) for p in args.base]
+    new = [load(p) for p in args.new]
+    names = [n for n in base[0] if all(n in r for r in base + new)]
+    missing = sorted(set().union(*base, *new) - set(names))
+    if not names:
+        sys.exit("ab_compare: no benchmark is in every file")
+    print(f"| benchmark | base ms | new ms | base/new | base spread | new spread |")
+    print("|---|---|---|---|---|---|")
+    for n in names:
+        b = [r[n] for r in base]
+        w = [r[n] for r in new]
+        mb, mw = sum(b) / len(b), sum(w) / len(w)
+        print(f"| {n} | {' '.join(f'{x:.3f}' for x in b)} | {' '.join(f'{x:.3f}' for x in w)} | "
+              f"{mb / mw:.3f}x | {max(b) / min(b) - 1:.1%} | {max(w) / min(w) - 1:.1%} |")
+    for n in missing:
+        print(f"(not in every file: {n})")
+
+
+if __name__ == "__main__":
+    main()
