@@ -1,8 +1,8 @@
 // The __global__ row kernels of the logit-level divergences and their table (6 row policies,
-// and the deferred forward-only KL and cross-entropy kernels: device_types.hpp defers_row_loss),
-// compiled once per element type in a translation unit of its own
-// (logit_row_kernels_{f32,bf16,f16}.cu: 8 kernels each, so that a build compiles them in
-// parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
+// the deferred forward-only KL and cross-entropy kernels, and the loss-only forward kernels of
+// Jefferys, Hellinger and total variation: device_types.hpp row_variant), compiled once per
+// element type in a translation unit of its own (logit_row_kernels_{f32,bf16,f16}.cu: 11 kernels
+// each, so that a build compiles them in parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
 #pragma once
 
 #include <string>
@@ -27,11 +27,17 @@ __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelPara
 }
 
 template <class Elem>
-RowKernel row_kernel_table(LogitKind k, bool deferred) {
-  if (deferred) {  // the forward-only one-exchange kernels: KL and cross-entropy
+RowKernel row_kernel_table(LogitKind k, RowVariant variant) {
+  if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels: KL and cross-entropy
     if (k == LogitKind::kl) return logit_rows_kernel<Elem, KlPolicy, true>;
     if (k == LogitKind::cross_entropy) return logit_rows_kernel<Elem, CrossEntropyPolicy, true>;
     throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no deferred row kernel (not KL or CE)");
+  }
+  if (variant == RowVariant::loss_only) {  // forward only, the loss's sums alone (has_loss_only_kernel)
+    if (k == LogitKind::jefferys) return logit_rows_kernel<Elem, LossOnly<JefferysPolicy>, false>;
+    if (k == LogitKind::hellinger) return logit_rows_kernel<Elem, LossOnly<HellingerPolicy>, false>;
+    if (k == LogitKind::total_variation) return logit_rows_kernel<Elem, LossOnly<TotalVariationPolicy>, false>;
+    throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no loss-only row kernel");
   }
   switch (k) {
     case LogitKind::kl: return logit_rows_kernel<Elem, KlPolicy, false>;

@@ -9,10 +9,11 @@ namespace divcheck::cuda {
 struct RowKernelParams;  // logit_rows_kernel.cuh
 using RowKernel = void (*)(RowKernelParams);
 
-// The row kernel of `kind` for the element type; deferred: the forward-only one-exchange kernel
-// (defers_row_loss), which only KL and cross-entropy have (InvalidArgument for the others).
-RowKernel row_kernel_f32(LogitKind kind, bool deferred);
-RowKernel row_kernel_bf16(LogitKind kind, bool deferred);
-RowKernel row_kernel_f16(LogitKind kind, bool deferred);
+// The row kernel of `kind` for the element type in the variant the launch needs
+// (device_types.hpp row_variant); InvalidArgument for a variant the kind has not (deferred: KL
+// and cross-entropy only; loss_only: has_loss_only_kernel).
+RowKernel row_kernel_f32(LogitKind kind, RowVariant variant);
+RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant);
+RowKernel row_kernel_f16(LogitKind kind, RowVariant variant);
 
 }  // namespace divcheck::cuda

@@ -3,6 +3,6 @@
 
 namespace divcheck::cuda {
 
-RowKernel row_kernel_bf16(LogitKind kind, bool deferred) { return row_kernel_table<__nv_bfloat16>(kind, deferred); }
+RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant) { return row_kernel_table<__nv_bfloat16>(kind, variant); }
 
 }  // namespace divcheck::cuda

@@ -3,6 +3,6 @@
 
 namespace divcheck::cuda {
 
-RowKernel row_kernel_f16(LogitKind kind, bool deferred) { return row_kernel_table<__half>(kind, deferred); }
+RowKernel row_kernel_f16(LogitKind kind, RowVariant variant) { return row_kernel_table<__half>(kind, variant); }
 
 }  // namespace divcheck::cuda

@@ -3,6 +3,6 @@
 
 namespace divcheck::cuda {
 
-RowKernel row_kernel_f32(LogitKind kind, bool deferred) { return row_kernel_table<float>(kind, deferred); }
+RowKernel row_kernel_f32(LogitKind kind, RowVariant variant) { return row_kernel_table<float>(kind, variant); }
 
 }  // namespace divcheck::cuda

@@ -46,6 +46,8 @@
 // Forward-only KL and cross-entropy at T = 1 (defers_row_loss) run an instantiation of their own
 // (kDeferred): the one exchange ends with each CTA's message in memory and no CTA waits for its
 // cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
+// Forward-only Jefferys, Hellinger and total variation run the policy LossOnly<Policy>
+// (row_policies.cuh): pass 3 sums only the loss's terms (1 of 5, 3, 7 sums), and no pass 4.
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
 // cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
 // target; step 28: KL bf16 0.61 of the copy forward, 0.52 forward+backward; f32 0.76 / 0.55).
@@ -664,9 +666,12 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   const RowResult res = Policy::finish(st, coef, prm.opt);
   if (r.leader) prm.row_loss[r.row] = res.ell;
 
-  // Pass 4.
-  if (r.gp || r.gq)
-    write_gradients<Elem, Policy, kUnitT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+  // Pass 4 (none in the loss-only kernels: LossOnly has no gradient formulas).
+  if constexpr (!kIsLossOnly<Policy>) {
+    if (r.gp || r.gq)
+      write_gradients<Elem, Policy, kUnitT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq,
+                                                           r.out_vec);
+  }
 }
 
 // The bulk staging of a CTA's slices over its rows: the CTA's mbarrier and how many of its
@@ -713,8 +718,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
   const uint8_t* sg = prm.support ? prm.support + off : nullptr;
-  Elem* gp = !kDeferred && prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;  // kDeferred: none
-  Elem* gq = !kDeferred && prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
+  constexpr bool kNoGradients = kDeferred || kIsLossOnly<Policy>;  // the forward-only instantiations
+  Elem* gp = !kNoGradients && prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
+  Elem* gq = !kNoGradients && prm.gq ? static_cast<Elem*>(prm.gq) + off : nullptr;
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));

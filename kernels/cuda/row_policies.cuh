@@ -4,6 +4,8 @@
 // column (grads). Every formula is kernels/math's; the composition mirrors
 // kernels/cpu/row_kernels.cpp line by line (same sums, same operand order, same NaN / zero
 // rules), so the two backends compute the same expressions.
+// kLossStats (the policies with a forward-only kernel, device_types.hpp has_loss_only_kernel):
+// the first kLossStats statistics are all that finish() reads; the rest serve the gradients.
 // kExactS: whether the row's normalisers S are the exact FixedSum (total variation only: its
 // sgn(p - q) needs bitwise ties) or float sums in the kernel's order (every other policy: within
 // sigma(V) like every row sum, and a float-to-integer conversion and a 64-bit add per column and
@@ -82,6 +84,7 @@ struct KlPolicy {
 
 struct JefferysPolicy {
   static constexpr int kStats = 5;  // ell, K_p^S, K_q^S, P_S, Q_S
+  static constexpr int kLossStats = 1;
   // No one-pass form: the loss sum (p - q) d is accurate relative to sum |p - q| |d|, which is
   // far below what K_p + K_q from the one-pass sums can resolve when p ~ q (the gate's
   // near_one_hot and partial_ties cases failed by up to 2e3 bounds: bench/RESULTS.md, step 5).
@@ -166,6 +169,7 @@ struct JensenShannonPolicy {
 
 struct HellingerPolicy {
   static constexpr int kStats = 3;  // ell, H_p, H_q
+  static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
@@ -187,6 +191,7 @@ struct HellingerPolicy {
 
 struct TotalVariationPolicy {
   static constexpr int kStats = 7;  // sum |p - q|, P+, P-, P0, Q+, Q-, Q0
+  static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   // S exact (FixedSum): two columns swapped between the rows must tie bitwise, or sgn(p - q)
   // is decided by summation-order noise (docs/semantics.md). Every other policy sums S in float.
@@ -209,5 +214,35 @@ struct TotalVariationPolicy {
     gq = f * math::tv_grad_q(c.p, c.q, c.s, ts);
   }
 };
+
+// The forward-only form of a policy whose loss needs only its first kLossStats sums (the
+// loss_only kernels, device_types.hpp row_variant): terms() is the policy's, of which only those
+// sums are kept (the compiler drops the others' arithmetic), summed in the same order, so the
+// loss is bitwise the full policy's; no gradients (the kernel compiles pass 4 out for it).
+template <class Policy>
+struct LossOnly {
+  static_assert(Policy::kLossStats < Policy::kStats, "a loss-only kernel must drop some sums");
+  static constexpr int kStats = Policy::kLossStats;
+  static constexpr int kOnePass = Policy::kOnePass;
+  static constexpr bool kExactS = Policy::kExactS;
+  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+    float all[Policy::kStats];
+    Policy::terms(c, all);
+#pragma unroll
+    for (int k = 0; k < kStats; ++k) out[k] = all[k];
+  }
+  // The policy's finish, which reads only the loss's sums (the others are passed as 0).
+  __device__ static RowResult finish(const float* st, float coef, const RowOptions& o) {
+    float all[Policy::kStats] = {};
+#pragma unroll
+    for (int k = 0; k < kStats; ++k) all[k] = st[k];
+    return Policy::finish(all, coef, o);
+  }
+};
+
+template <class Policy>
+inline constexpr bool kIsLossOnly = false;
+template <class Policy>
+inline constexpr bool kIsLossOnly<LossOnly<Policy>> = true;
 
 }  // namespace divcheck::cuda

@@ -201,6 +201,44 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
       }
 }
 
+// Every forward-only launch runs a kernel of its own where the row has one (device_types.hpp
+// row_variant): KL and cross-entropy at T = 1 the deferred kernel, Jefferys, Hellinger and total
+// variation the loss-only kernel (the statistics pass sums only the loss's terms). On every path
+// (the varied case: support mask, log_target = False, T = 0.7, a capped cross-entropy; and its
+// plain form) and on both grids, the loss is bitwise the loss of the same case with gradients:
+// the same sums in the same order. Row 3 carries a NaN logit (its loss NaN, as with gradients).
+TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
+  std::map<cuda::RowVariant, int> variants;
+  for (DivergenceId id : logit_rows())
+    for (DType dt : {DType::bf16, DType::f32})
+      for (bool plain : {false, true}) {
+        Case c = varied_case(id, dt, 2, 150, 4099, 95);
+        if (plain) make_plain(c);
+        Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+        p->set(3 * 4099 + 5, std::numeric_limits<double>::quiet_NaN());
+        const Case f = forward_only(c);
+        const cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
+        const cuda::RowVariant v = cuda::row_variant(args);
+        EXPECT_EQ(v == cuda::RowVariant::loss_only, cuda::has_loss_only_kernel(args.kind));
+        ++variants[v];
+        SCOPED_TRACE(label(c) + (plain ? " plain" : " varied") + " variant " + std::to_string(static_cast<int>(v)));
+        for (int grid : {0, 1}) {
+          CudaOptions o;
+          o.row_grid = grid;
+          const Outputs a = compute(*cuda::make_cuda_backend_with(o), f);
+          const Outputs b = compute(*cuda::make_cuda_backend_with(o), c);
+          ASSERT_FALSE(b.grads.empty());  // gradients wanted: the full kernel
+          Outputs b_loss;
+          b_loss.loss = b.loss;
+          EXPECT_TRUE(bitwise_same(a, b_loss)) << "row grid " << grid;
+        }
+      }
+  // Jefferys, masked_jefferys, ts-Jefferys, Hellinger, total variation: 5 rows x 2 dtypes x 2 paths.
+  EXPECT_EQ(variants[cuda::RowVariant::loss_only], 20);
+  EXPECT_GT(variants[cuda::RowVariant::deferred], 0);
+  EXPECT_GT(variants[cuda::RowVariant::full], 0);
+}
+
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {
   // (V, dtype) of the benchmarks; the support rows without a support mask, as benchmarked.
   for (std::int64_t V : {128256, 256000})

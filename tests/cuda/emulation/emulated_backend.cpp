@@ -60,10 +60,15 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
 }
 
 template <class Elem>
-void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, bool deferred) {
-  if (deferred) {  // the forward-only one-exchange kernels (defers_row_loss)
+void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant) {
+  if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels (defers_row_loss)
     if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true>(prm, plan);
     return emulate_rows<Elem, CrossEntropyPolicy, true>(prm, plan);
+  }
+  if (variant == RowVariant::loss_only) {  // forward only, the loss's sums alone (has_loss_only_kernel)
+    if (k == LogitKind::jefferys) return emulate_rows<Elem, LossOnly<JefferysPolicy>>(prm, plan);
+    if (k == LogitKind::hellinger) return emulate_rows<Elem, LossOnly<HellingerPolicy>>(prm, plan);
+    return emulate_rows<Elem, LossOnly<TotalVariationPolicy>>(prm, plan);
   }
   switch (k) {
     case LogitKind::kl: return emulate_rows<Elem, KlPolicy>(prm, plan);
@@ -77,9 +82,9 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
 
 void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
   switch (a.dtype) {
-    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, defers_row_loss(a));
-    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan, defers_row_loss(a));
-    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan, defers_row_loss(a));
+    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, row_variant(a));
+    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan, row_variant(a));
+    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan, row_variant(a));
   }
 }
 

@@ -149,6 +149,39 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
     }
 }
 
+// Forward-only Jefferys, Hellinger and total variation run the loss-only kernel (device_types.hpp
+// row_variant: the statistics pass sums only the loss's terms): on every path (the varied case:
+// support mask, log_target = False, T = 0.7; and its plain form; clusters of 1, 2 and 4 CTAs in
+// turn) the loss is bitwise the loss of the same case with gradients and within the bound; a
+// poisoned row stays NaN.
+TEST(KernelEmulation, LossOnlyForwardLossEqualsTheLossWithGradients) {
+  int runs = 0;
+  for (DivergenceId id : gpu_rows())
+    for (bool plain : {false, true}) {
+      if (id == DivergenceId::tvd_prob) continue;
+      const std::int64_t V = 2003;
+      Case c = varied_case(id, DType::bf16, 2, 3, V, 87);
+      if (plain) make_plain(c);
+      if (cuda::row_variant(cuda::logit_args_of(forward_only(c), CudaOptions{})) != cuda::RowVariant::loss_only)
+        continue;
+      Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+      p->set(2 * V + 5, std::numeric_limits<double>::quiet_NaN());  // row 2 poisoned
+      const Case f = forward_only(c);
+      const int ctas = 1 << (runs % 3);  // 1, 2, 4 CTAs in turn (the emulator is slow)
+      SCOPED_TRACE(label(c) + (plain ? " plain " : " varied ") + std::to_string(ctas) + " CTAs");
+      const CudaOptions o{ctas, true};
+      const Outputs a = compute(*make_emulated_cuda_backend(o), f);
+      const Outputs b = compute(*make_emulated_cuda_backend(o), c);
+      ASSERT_FALSE(b.grads.empty());  // gradients wanted: the full kernel
+      Outputs b_loss;
+      b_loss.loss = b.loss;
+      EXPECT_TRUE(bitwise_same(a, b_loss));
+      EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
+      ++runs;
+    }
+  EXPECT_EQ(runs, 10);  // Jefferys, masked_jefferys, ts-Jefferys, Hellinger, total variation x 2 paths
+}
+
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
 // kernel's plain path (log-softmax, no support mask: varied_case gives the rows that have one a
 // support mask), where T = 1 takes one_exchange_row.
