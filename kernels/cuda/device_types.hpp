@@ -113,21 +113,16 @@ inline bool defers_row_loss(const LogitArgs& a) {
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp):
 //   full:      every path, the gradients when they are wanted;
 //   deferred:  forward-only KL and cross-entropy on the one-exchange path (defers_row_loss);
-//   loss_only: forward-only launches of the rows whose loss needs fewer row sums than their
-//              gradients (Jefferys: 1 of 5, Hellinger: 1 of 3, total variation: 1 of 7;
-//              row_policies.cuh LossOnly): the statistics pass sums only the loss's terms, in
-//              the same order, so the loss is bitwise the loss of a launch with gradients
-//              (bench/RESULTS.md step 34). Every path (support mask, probability path, T != 1).
+//   loss_only: every other forward-only launch: no gradient pass, and the statistics pass sums
+//              only what the loss reads (Jefferys: 1 of 5 sums, Hellinger: 1 of 3, total
+//              variation: 1 of 7; row_policies.cuh LossOnly), in the same order, so the loss is
+//              bitwise the loss of a launch with gradients (bench/RESULTS.md steps 34 and 35).
 enum class RowVariant : std::uint8_t { full, deferred, loss_only };
-
-inline bool has_loss_only_kernel(LogitKind k) {
-  return k == LogitKind::jefferys || k == LogitKind::hellinger || k == LogitKind::total_variation;
-}
 
 inline RowVariant row_variant(const LogitArgs& a) {
   if (defers_row_loss(a)) return RowVariant::deferred;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
-  return forward_only && has_loss_only_kernel(a.kind) ? RowVariant::loss_only : RowVariant::full;
+  return forward_only ? RowVariant::loss_only : RowVariant::full;
 }
 
 }  // namespace divcheck::cuda

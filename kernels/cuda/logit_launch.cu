@@ -1,7 +1,7 @@
 // Planning and launching the logit-level divergences (device_api.hpp): the choice of the row
-// kernel (logit_row_kernels.hpp: 6 row policies x 3 element types, the deferred forward-only
-// KL and CE kernels and the loss-only forward kernels of Jefferys, Hellinger and total variation
-// x 3: device_types.hpp row_variant), of CTAs per row (thread block cluster) and of shared-memory staging,
+// kernel (logit_row_kernels.hpp: 6 row policies x 3 element types, with gradients and forward
+// only (loss_only), and the deferred forward-only KL and CE kernels: device_types.hpp
+// row_variant), of CTAs per row (thread block cluster) and of shared-memory staging,
 // and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
 //   [-> combine_one_pass_rows, forward-only KL and CE at T = 1: defers_row_loss] -> reduce_positions.

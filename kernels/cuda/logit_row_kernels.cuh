@@ -1,8 +1,8 @@
 // The __global__ row kernels of the logit-level divergences and their table (6 row policies,
 // the deferred forward-only KL and cross-entropy kernels, and the loss-only forward kernels of
-// Jefferys, Hellinger and total variation: device_types.hpp row_variant), compiled once per
-// element type in a translation unit of its own (logit_row_kernels_{f32,bf16,f16}.cu: 11 kernels
-// each, so that a build compiles them in parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
+// the 6 policies: device_types.hpp row_variant), compiled once per element type in a translation
+// unit of its own (logit_row_kernels_{f32,bf16,f16}.cu: 14 kernels each, so that a build compiles
+// them in parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
 #pragma once
 
 #include <string>
@@ -33,11 +33,16 @@ RowKernel row_kernel_table(LogitKind k, RowVariant variant) {
     if (k == LogitKind::cross_entropy) return logit_rows_kernel<Elem, CrossEntropyPolicy, true>;
     throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no deferred row kernel (not KL or CE)");
   }
-  if (variant == RowVariant::loss_only) {  // forward only, the loss's sums alone (has_loss_only_kernel)
-    if (k == LogitKind::jefferys) return logit_rows_kernel<Elem, LossOnly<JefferysPolicy>, false>;
-    if (k == LogitKind::hellinger) return logit_rows_kernel<Elem, LossOnly<HellingerPolicy>, false>;
-    if (k == LogitKind::total_variation) return logit_rows_kernel<Elem, LossOnly<TotalVariationPolicy>, false>;
-    throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no loss-only row kernel");
+  if (variant == RowVariant::loss_only) {  // forward only: the loss's sums alone, no gradient pass
+    switch (k) {
+      case LogitKind::kl: return logit_rows_kernel<Elem, LossOnly<KlPolicy>, false>;
+      case LogitKind::jefferys: return logit_rows_kernel<Elem, LossOnly<JefferysPolicy>, false>;
+      case LogitKind::cross_entropy: return logit_rows_kernel<Elem, LossOnly<CrossEntropyPolicy>, false>;
+      case LogitKind::jensen_shannon: return logit_rows_kernel<Elem, LossOnly<JensenShannonPolicy>, false>;
+      case LogitKind::hellinger: return logit_rows_kernel<Elem, LossOnly<HellingerPolicy>, false>;
+      case LogitKind::total_variation: return logit_rows_kernel<Elem, LossOnly<TotalVariationPolicy>, false>;
+    }
+    throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
   }
   switch (k) {
     case LogitKind::kl: return logit_rows_kernel<Elem, KlPolicy, false>;

@@ -10,8 +10,8 @@ struct RowKernelParams;  // logit_rows_kernel.cuh
 using RowKernel = void (*)(RowKernelParams);
 
 // The row kernel of `kind` for the element type in the variant the launch needs
-// (device_types.hpp row_variant); InvalidArgument for a variant the kind has not (deferred: KL
-// and cross-entropy only; loss_only: has_loss_only_kernel).
+// (device_types.hpp row_variant); InvalidArgument for a deferred kernel of a kind other than KL
+// and cross-entropy.
 RowKernel row_kernel_f32(LogitKind kind, RowVariant variant);
 RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant);
 RowKernel row_kernel_f16(LogitKind kind, RowVariant variant);

@@ -46,8 +46,8 @@
 // Forward-only KL and cross-entropy at T = 1 (defers_row_loss) run an instantiation of their own
 // (kDeferred): the one exchange ends with each CTA's message in memory and no CTA waits for its
 // cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
-// Forward-only Jefferys, Hellinger and total variation run the policy LossOnly<Policy>
-// (row_policies.cuh): pass 3 sums only the loss's terms (1 of 5, 3, 7 sums), and no pass 4.
+// Every other forward-only launch runs the policy LossOnly<Policy> (row_policies.cuh): no pass 4,
+// and pass 3 sums only the loss's terms (Jefferys 1 of 5 sums, Hellinger 1 of 3, TV 1 of 7).
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
 // cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
 // target; step 28: KL bf16 0.61 of the copy forward, 0.52 forward+backward; f32 0.76 / 0.55).

@@ -4,8 +4,8 @@
 // column (grads). Every formula is kernels/math's; the composition mirrors
 // kernels/cpu/row_kernels.cpp line by line (same sums, same operand order, same NaN / zero
 // rules), so the two backends compute the same expressions.
-// kLossStats (the policies with a forward-only kernel, device_types.hpp has_loss_only_kernel):
-// the first kLossStats statistics are all that finish() reads; the rest serve the gradients.
+// kLossStats: the first kLossStats statistics are all that finish() reads; the rest serve the
+// gradients (the forward-only kernels sum only those: LossOnly below).
 // kExactS: whether the row's normalisers S are the exact FixedSum (total variation only: its
 // sgn(p - q) needs bitwise ties) or float sums in the kernel's order (every other policy: within
 // sigma(V) like every row sum, and a float-to-integer conversion and a 64-bit add per column and
@@ -52,6 +52,7 @@ __device__ __forceinline__ RowResult finite_or_nan(float ell, float coef) {
 // loss's error bound has the absolute floor that form needs (KL, cross-entropy: docs/tolerances.md).
 struct KlPolicy {
   static constexpr int kStats = 1;  // K_p
+  static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 1;  // A
   static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
@@ -114,6 +115,7 @@ struct JefferysPolicy {
 
 struct CrossEntropyPolicy {
   static constexpr int kStats = 1;  // ce
+  static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 1;  // B
   static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
@@ -150,6 +152,7 @@ struct CrossEntropyPolicy {
 
 struct JensenShannonPolicy {
   static constexpr int kStats = 2;  // J_p, J_q
+  static constexpr int kLossStats = 2;  // the loss reads both
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
@@ -215,16 +218,17 @@ struct TotalVariationPolicy {
   }
 };
 
-// The forward-only form of a policy whose loss needs only its first kLossStats sums (the
-// loss_only kernels, device_types.hpp row_variant): terms() is the policy's, of which only those
-// sums are kept (the compiler drops the others' arithmetic), summed in the same order, so the
-// loss is bitwise the full policy's; no gradients (the kernel compiles pass 4 out for it).
+// The forward-only form of a policy (the loss_only kernels, device_types.hpp row_variant): its
+// statistics pass sums only the first kLossStats sums (Jefferys 1 of 5, Hellinger 1 of 3, total
+// variation 1 of 7; the policy's terms(), whose other arithmetic the compiler drops), in the same
+// order, so the loss is bitwise the full policy's; the kernel compiles its gradient pass out
+// (kIsLossOnly). Everything else (the one-pass forms of KL and cross-entropy) is the policy's.
 template <class Policy>
-struct LossOnly {
-  static_assert(Policy::kLossStats < Policy::kStats, "a loss-only kernel must drop some sums");
+struct LossOnly : Policy {
+  static_assert(Policy::kLossStats >= 1 && Policy::kLossStats <= Policy::kStats, "kLossStats out of range");
+  static_assert(Policy::kOnePass == 0 || Policy::kLossStats == Policy::kStats,
+                "the one-pass forms give every statistic at once");
   static constexpr int kStats = Policy::kLossStats;
-  static constexpr int kOnePass = Policy::kOnePass;
-  static constexpr bool kExactS = Policy::kExactS;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     float all[Policy::kStats];
     Policy::terms(c, all);

@@ -65,10 +65,15 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
     if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true>(prm, plan);
     return emulate_rows<Elem, CrossEntropyPolicy, true>(prm, plan);
   }
-  if (variant == RowVariant::loss_only) {  // forward only, the loss's sums alone (has_loss_only_kernel)
-    if (k == LogitKind::jefferys) return emulate_rows<Elem, LossOnly<JefferysPolicy>>(prm, plan);
-    if (k == LogitKind::hellinger) return emulate_rows<Elem, LossOnly<HellingerPolicy>>(prm, plan);
-    return emulate_rows<Elem, LossOnly<TotalVariationPolicy>>(prm, plan);
+  if (variant == RowVariant::loss_only) {  // forward only: the loss's sums alone, no gradient pass
+    switch (k) {
+      case LogitKind::kl: return emulate_rows<Elem, LossOnly<KlPolicy>>(prm, plan);
+      case LogitKind::jefferys: return emulate_rows<Elem, LossOnly<JefferysPolicy>>(prm, plan);
+      case LogitKind::cross_entropy: return emulate_rows<Elem, LossOnly<CrossEntropyPolicy>>(prm, plan);
+      case LogitKind::jensen_shannon: return emulate_rows<Elem, LossOnly<JensenShannonPolicy>>(prm, plan);
+      case LogitKind::hellinger: return emulate_rows<Elem, LossOnly<HellingerPolicy>>(prm, plan);
+      case LogitKind::total_variation: return emulate_rows<Elem, LossOnly<TotalVariationPolicy>>(prm, plan);
+    }
   }
   switch (k) {
     case LogitKind::kl: return emulate_rows<Elem, KlPolicy>(prm, plan);

@@ -149,8 +149,8 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
     }
 }
 
-// Forward-only Jefferys, Hellinger and total variation run the loss-only kernel (device_types.hpp
-// row_variant: the statistics pass sums only the loss's terms): on every path (the varied case:
+// Forward-only launches that are not deferred run the loss-only kernel (device_types.hpp
+// row_variant: no gradient pass, the statistics pass sums only the loss's terms): on every path (the varied case:
 // support mask, log_target = False, T = 0.7; and its plain form; clusters of 1, 2 and 4 CTAs in
 // turn) the loss is bitwise the loss of the same case with gradients and within the bound; a
 // poisoned row stays NaN.
@@ -179,7 +179,7 @@ TEST(KernelEmulation, LossOnlyForwardLossEqualsTheLossWithGradients) {
       EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
       ++runs;
     }
-  EXPECT_EQ(runs, 10);  // Jefferys, masked_jefferys, ts-Jefferys, Hellinger, total variation x 2 paths
+  EXPECT_GE(runs, 14);  // the seven rows other than KL and cross-entropy never defer: 7 x 2 paths
 }
 
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
