@@ -111,18 +111,24 @@ inline bool defers_row_loss(const LogitArgs& a) {
 }
 
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp):
-//   full:      every path, the gradients when they are wanted;
+//   full:      with gradients: every path;
+//   full_plain: with gradients on the plain path at T = 1 (no support mask, the log-softmax path):
+//              that path alone, so no other path's code shares its register allocation
+//              (bench/RESULTS.md step 36);
 //   deferred:  forward-only KL and cross-entropy on the one-exchange path (defers_row_loss);
 //   loss_only: every other forward-only launch: no gradient pass, and the statistics pass sums
 //              only what the loss reads (Jefferys: 1 of 5 sums, Hellinger: 1 of 3, total
 //              variation: 1 of 7; row_policies.cuh LossOnly), in the same order, so the loss is
 //              bitwise the loss of a launch with gradients (bench/RESULTS.md steps 34 and 35).
-enum class RowVariant : std::uint8_t { full, deferred, loss_only };
+enum class RowVariant : std::uint8_t { full, deferred, loss_only, full_plain };
 
 inline RowVariant row_variant(const LogitArgs& a) {
   if (defers_row_loss(a)) return RowVariant::deferred;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
-  return forward_only ? RowVariant::loss_only : RowVariant::full;
+  if (forward_only) return RowVariant::loss_only;
+  // The kernel's own test of the plain path at T = 1 (logit_rows_body), which full_plain assumes.
+  const bool plain_unit_t = a.support == nullptr && !a.prob_path && static_cast<float>(a.temperature) == 1.0f;
+  return plain_unit_t ? RowVariant::full_plain : RowVariant::full;
 }
 
 }  // namespace divcheck::cuda

@@ -1,8 +1,9 @@
 // The __global__ row kernels of the logit-level divergences and their table (6 row policies,
-// the deferred forward-only KL and cross-entropy kernels, and the loss-only forward kernels of
-// the 6 policies: device_types.hpp row_variant), compiled once per element type in a translation
-// unit of its own (logit_row_kernels_{f32,bf16,f16}.cu: 14 kernels each, so that a build compiles
-// them in parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
+// the same with gradients on the plain path at T = 1 alone, the deferred forward-only KL and
+// cross-entropy kernels, and the loss-only forward kernels of the 6 policies: device_types.hpp
+// row_variant), compiled once per element type in a translation unit of its own
+// (logit_row_kernels_{f32,bf16,f16}.cu: 20 kernels each, so that a build compiles them in
+// parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
 #pragma once
 
 #include <string>
@@ -18,12 +19,12 @@ namespace divcheck::cuda {
 // the launcher never asks for more than kRowThreadsMax threads): three 256-thread CTAs per SM
 // (or one of 512). At 64 (two 512-thread CTAs per SM) the passes spill loop-invariant
 // addresses inside their loops.
-template <class Elem, class Policy, bool kDeferred>
+template <class Elem, class Policy, bool kDeferred, bool kPlainUnitOnly = false>
 __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
   __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
-  logit_rows_body<Elem, Policy, kDeferred>(prm, cl, sh, dyn_smem);
+  logit_rows_body<Elem, Policy, kDeferred, kPlainUnitOnly>(prm, cl, sh, dyn_smem);
 }
 
 template <class Elem>
@@ -41,6 +42,17 @@ RowKernel row_kernel_table(LogitKind k, RowVariant variant) {
       case LogitKind::jensen_shannon: return logit_rows_kernel<Elem, LossOnly<JensenShannonPolicy>, false>;
       case LogitKind::hellinger: return logit_rows_kernel<Elem, LossOnly<HellingerPolicy>, false>;
       case LogitKind::total_variation: return logit_rows_kernel<Elem, LossOnly<TotalVariationPolicy>, false>;
+    }
+    throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
+  }
+  if (variant == RowVariant::full_plain) {  // with gradients, the plain path at T = 1 alone
+    switch (k) {
+      case LogitKind::kl: return logit_rows_kernel<Elem, KlPolicy, false, true>;
+      case LogitKind::jefferys: return logit_rows_kernel<Elem, JefferysPolicy, false, true>;
+      case LogitKind::cross_entropy: return logit_rows_kernel<Elem, CrossEntropyPolicy, false, true>;
+      case LogitKind::jensen_shannon: return logit_rows_kernel<Elem, JensenShannonPolicy, false, true>;
+      case LogitKind::hellinger: return logit_rows_kernel<Elem, HellingerPolicy, false, true>;
+      case LogitKind::total_variation: return logit_rows_kernel<Elem, TotalVariationPolicy, false, true>;
     }
     throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
   }

@@ -804,7 +804,9 @@ static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmet
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
 // T = 1 path, no gradient code, the row's exchange ends in memory (combine_one_pass_rows).
-template <class Elem, class Policy, bool kDeferred = false>
+// kPlainUnitOnly: the kernel of launches with gradients on the plain path at T = 1
+// (RowVariant::full_plain): that path alone.
+template <class Elem, class Policy, bool kDeferred = false, bool kPlainUnitOnly = false>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
   const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
@@ -830,7 +832,7 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
   SliceStream<Elem> stream{sh.bar, ys, xs};
-  const bool unit_t = prm.temperature == 1.0f;  // (kDeferred: the launcher's condition)
+  const bool unit_t = prm.temperature == 1.0f;  // (kDeferred, kPlainUnitOnly: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
@@ -851,6 +853,8 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
     if constexpr (kDeferred) {
       static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
       process_row<Elem, Policy, true, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if constexpr (kPlainUnitOnly) {  // the plain path at T = 1 (the launcher's condition)
+      process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if (plain) {
       if (unit_t) process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
       else process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);

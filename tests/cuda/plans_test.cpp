@@ -221,6 +221,14 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
         const cuda::RowVariant v = cuda::row_variant(args);
         EXPECT_EQ(v, cuda::defers_row_loss(args) ? cuda::RowVariant::deferred : cuda::RowVariant::loss_only);
         ++variants[v];
+        // With gradients: the plain T = 1 path's own kernel, or the kernel of every path.
+        // (logit_args_of leaves the pointers unset; row_variant reads only whether they are set.)
+        cuda::LogitArgs with = cuda::logit_args_of(c, CudaOptions{});
+        static char gradient_marker;
+        with.grad_p = with.grad_q = &gradient_marker;
+        const bool plain_unit_t = plain && with.temperature == 1.0;
+        EXPECT_EQ(cuda::row_variant(with), plain_unit_t ? cuda::RowVariant::full_plain : cuda::RowVariant::full);
+        ++variants[cuda::row_variant(with)];
         SCOPED_TRACE(label(c) + (plain ? " plain" : " varied") + " variant " + std::to_string(static_cast<int>(v)));
         for (int grid : {0, 1}) {
           CudaOptions o;
@@ -237,6 +245,9 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   EXPECT_GE(variants[cuda::RowVariant::loss_only], 28);
   EXPECT_GE(variants[cuda::RowVariant::deferred], 4);  // KL and cross-entropy on the plain path
   EXPECT_EQ(variants[cuda::RowVariant::loss_only] + variants[cuda::RowVariant::deferred], 36);
+  EXPECT_GE(variants[cuda::RowVariant::full_plain], 14);  // the seven rows at T = 1, plain, x 2 dtypes
+  EXPECT_GE(variants[cuda::RowVariant::full], 16);  // the support rows' varied cases, the rows at T = 0.7
+  EXPECT_EQ(variants[cuda::RowVariant::full_plain] + variants[cuda::RowVariant::full], 36);
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

@@ -41,7 +41,7 @@ unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
 }
 
-template <class Elem, class Policy, bool kDeferred = false>
+template <class Elem, class Policy, bool kDeferred = false, bool kPlainUnitOnly = false>
 void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
   const auto ctas = static_cast<unsigned>(plan.ctas);
   std::vector<RowKernelShared> shared(ctas);
@@ -54,7 +54,7 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
-        logit_rows_body<Elem, Policy, kDeferred>(prm, cl, shared[r], dyn[r].data());
+        logit_rows_body<Elem, Policy, kDeferred, kPlainUnitOnly>(prm, cl, shared[r], dyn[r].data());
       },
       [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
@@ -73,6 +73,16 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
       case LogitKind::jensen_shannon: return emulate_rows<Elem, LossOnly<JensenShannonPolicy>>(prm, plan);
       case LogitKind::hellinger: return emulate_rows<Elem, LossOnly<HellingerPolicy>>(prm, plan);
       case LogitKind::total_variation: return emulate_rows<Elem, LossOnly<TotalVariationPolicy>>(prm, plan);
+    }
+  }
+  if (variant == RowVariant::full_plain) {  // with gradients, the plain path at T = 1 alone
+    switch (k) {
+      case LogitKind::kl: return emulate_rows<Elem, KlPolicy, false, true>(prm, plan);
+      case LogitKind::jefferys: return emulate_rows<Elem, JefferysPolicy, false, true>(prm, plan);
+      case LogitKind::cross_entropy: return emulate_rows<Elem, CrossEntropyPolicy, false, true>(prm, plan);
+      case LogitKind::jensen_shannon: return emulate_rows<Elem, JensenShannonPolicy, false, true>(prm, plan);
+      case LogitKind::hellinger: return emulate_rows<Elem, HellingerPolicy, false, true>(prm, plan);
+      case LogitKind::total_variation: return emulate_rows<Elem, TotalVariationPolicy, false, true>(prm, plan);
     }
   }
   switch (k) {

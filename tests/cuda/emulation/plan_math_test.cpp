@@ -6,6 +6,7 @@
 // smallest cluster whose slices fit three per SM, else two per SM, else one 512-thread CTA.
 #include <gtest/gtest.h>
 
+#include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/workspace.hpp"
 #include "reference/real_engine.hpp"
@@ -101,6 +102,35 @@ TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
   EXPECT_EQ(one_exchange_depth(128256, 8, 256), 3 + 8 + (2 + 5) + (2 + 3) + (2 + 3));
   // sigma(V) = ceil(V / 1024) + 16 (docs/tolerances.md) = 126 + 16: 28 of 142 used.
   EXPECT_EQ(ref::summation_depth_of(128256), 126.0 + 16.0);
+}
+
+// The kernel instantiation of a launch (row_variant): forward only, KL and cross-entropy on the
+// plain path at T = 1 defer their rows, every other forward-only launch runs the loss-only
+// kernel; with gradients, the plain path at T = 1 has a kernel of its own, every other launch
+// (support mask, probability path, T != 1) the kernel of every path.
+TEST(RowVariant, PicksTheKernelOfTheLaunch) {
+  static char buffer;
+  for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
+                      LogitKind::hellinger, LogitKind::total_variation})
+    for (int path = 0; path < 4; ++path)  // plain, support mask, probability path, T = 2
+      for (bool gradients : {false, true}) {
+        LogitArgs a;
+        a.kind = k;
+        if (path == 1) a.support = reinterpret_cast<const std::uint8_t*>(&buffer);
+        if (path == 2) a.prob_path = true;
+        if (path == 3) a.temperature = 2.0;
+        if (gradients) a.grad_p = a.grad_q = &buffer;
+        const bool one_pass = k == LogitKind::kl || k == LogitKind::cross_entropy;
+        RowVariant want = RowVariant::full;
+        if (!gradients) want = one_pass && path == 0 ? RowVariant::deferred : RowVariant::loss_only;
+        else if (path == 0) want = RowVariant::full_plain;
+        EXPECT_EQ(row_variant(a), want) << "kind " << static_cast<int>(k) << ", path " << path
+                                        << (gradients ? ", gradients" : ", forward only");
+        EXPECT_EQ(defers_row_loss(a), want == RowVariant::deferred);
+      }
+  LogitArgs one_gradient;  // one gradient wanted is a launch with gradients
+  one_gradient.grad_q = &buffer;
+  EXPECT_EQ(row_variant(one_gradient), RowVariant::full_plain);
 }
 
 }  // namespace
