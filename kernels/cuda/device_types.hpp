@@ -110,25 +110,36 @@ inline bool defers_row_loss(const LogitArgs& a) {
          static_cast<float>(a.temperature) == 1.0f;
 }
 
-// Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp):
-//   full:      with gradients: every path;
-//   full_plain: with gradients on the plain path at T = 1 (no support mask, the log-softmax path):
-//              that path alone, so no other path's code shares its register allocation
-//              (bench/RESULTS.md step 36);
+// Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp): a variant and
+// the paths it carries.
+//   full:      with gradients;
 //   deferred:  forward-only KL and cross-entropy on the one-exchange path (defers_row_loss);
 //   loss_only: every other forward-only launch: no gradient pass, and the statistics pass sums
 //              only what the loss reads (Jefferys: 1 of 5 sums, Hellinger: 1 of 3, total
 //              variation: 1 of 7; row_policies.cuh LossOnly), in the same order, so the loss is
 //              bitwise the loss of a launch with gradients (bench/RESULTS.md steps 34 and 35).
-enum class RowVariant : std::uint8_t { full, deferred, loss_only, full_plain };
+enum class RowVariant : std::uint8_t { full, deferred, loss_only };
 
 inline RowVariant row_variant(const LogitArgs& a) {
   if (defers_row_loss(a)) return RowVariant::deferred;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
-  if (forward_only) return RowVariant::loss_only;
-  // The kernel's own test of the plain path at T = 1 (logit_rows_body), which full_plain assumes.
-  const bool plain_unit_t = a.support == nullptr && !a.prob_path && static_cast<float>(a.temperature) == 1.0f;
-  return plain_unit_t ? RowVariant::full_plain : RowVariant::full;
+  return forward_only ? RowVariant::loss_only : RowVariant::full;
+}
+
+// The paths of a kernel. A launch takes one of the first three; the kernels with gradients carry
+// only that one, so that no other path's code shares their register allocation (bench/RESULTS.md
+// steps 36 and 37); the loss-only kernels carry all (`all`: chosen per launch at run time; split
+// by path they were 1-5% slower, step 37).
+//   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
+//                   defaults but the temperature rows and the probability path's);
+//   plain_scaled_t: the same at T != 1 (the temperature rows);
+//   general:        a support mask or the probability path (log_target = False), any T.
+// The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
+enum class RowPaths : std::uint8_t { plain_unit_t, plain_scaled_t, general, all };
+
+inline RowPaths row_paths(const LogitArgs& a) {
+  if (a.support != nullptr || a.prob_path) return RowPaths::general;
+  return static_cast<float>(a.temperature) == 1.0f ? RowPaths::plain_unit_t : RowPaths::plain_scaled_t;
 }
 
 }  // namespace divcheck::cuda

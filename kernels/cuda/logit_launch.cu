@@ -1,7 +1,7 @@
 // Planning and launching the logit-level divergences (device_api.hpp): the choice of the row
 // kernel (logit_row_kernels.hpp: 6 row policies x 3 element types, with gradients and forward
-// only (loss_only), and the deferred forward-only KL and CE kernels: device_types.hpp
-// row_variant), of CTAs per row (thread block cluster) and of shared-memory staging,
+// only (loss_only), each for one of three path sets, and the deferred forward-only KL and CE
+// kernels: device_types.hpp row_variant, row_paths), of CTAs per row (thread block cluster) and of shared-memory staging,
 // and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
 //   [-> combine_one_pass_rows, forward-only KL and CE at T = 1: defers_row_loss] -> reduce_positions.
@@ -41,11 +41,11 @@ __global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelPara
 }
 inline constexpr int kCombineThreads = 256;  // 8 rows per block
 
-RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant) {
+RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant, RowPaths paths) {
   switch (dt) {
-    case FloatKind::f32: return row_kernel_f32(k, variant);
-    case FloatKind::bf16: return row_kernel_bf16(k, variant);
-    case FloatKind::f16: return row_kernel_f16(k, variant);
+    case FloatKind::f32: return row_kernel_f32(k, variant, paths);
+    case FloatKind::bf16: return row_kernel_bf16(k, variant, paths);
+    case FloatKind::f16: return row_kernel_f16(k, variant, paths);
   }
   throw InvalidArgument("dtype", std::to_string(static_cast<int>(dt)), "not f32, bf16 or f16");
 }
@@ -233,12 +233,12 @@ std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return
 
 LogitPlan plan_logit_divergence(const LogitArgs& a) {
   validate(a, false);
-  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a)));
+  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
 }
 
 LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   validate(a, true);
-  const RowKernel fn = select_kernel(a.dtype, a.kind, row_variant(a));
+  const RowKernel fn = select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
   const LogitPlan plan = plan_for(a, fn);
   const std::int64_t rows = a.batch * a.seq;
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);

@@ -9,11 +9,11 @@ namespace divcheck::cuda {
 struct RowKernelParams;  // logit_rows_kernel.cuh
 using RowKernel = void (*)(RowKernelParams);
 
-// The row kernel of `kind` for the element type in the variant the launch needs
-// (device_types.hpp row_variant); InvalidArgument for a deferred kernel of a kind other than KL
-// and cross-entropy.
-RowKernel row_kernel_f32(LogitKind kind, RowVariant variant);
-RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant);
-RowKernel row_kernel_f16(LogitKind kind, RowVariant variant);
+// The row kernel of `kind` for the element type in the variant and for the paths the launch
+// needs (device_types.hpp row_variant, row_paths); InvalidArgument for a deferred kernel of a kind
+// other than KL and cross-entropy or off the plain T = 1 path.
+RowKernel row_kernel_f32(LogitKind kind, RowVariant variant, RowPaths paths);
+RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant, RowPaths paths);
+RowKernel row_kernel_f16(LogitKind kind, RowVariant variant, RowPaths paths);
 
 }  // namespace divcheck::cuda

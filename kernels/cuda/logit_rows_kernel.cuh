@@ -804,9 +804,9 @@ static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmet
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
 // T = 1 path, no gradient code, the row's exchange ends in memory (combine_one_pass_rows).
-// kPlainUnitOnly: the kernel of launches with gradients on the plain path at T = 1
-// (RowVariant::full_plain): that path alone.
-template <class Elem, class Policy, bool kDeferred = false, bool kPlainUnitOnly = false>
+// kPaths: the paths the kernel carries (device_types.hpp row_paths, the launcher's choice; a
+// deferred kernel is plain at T = 1).
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
   const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
@@ -832,7 +832,7 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
   SliceStream<Elem> stream{sh.bar, ys, xs};
-  const bool unit_t = prm.temperature == 1.0f;  // (kDeferred, kPlainUnitOnly: the launcher's condition)
+  const bool unit_t = prm.temperature == 1.0f;  // (kPaths: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
@@ -852,10 +852,16 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
     }
     if constexpr (kDeferred) {
       static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
+      static_assert(kPaths == RowPaths::plain_unit_t, "the deferred kernels are plain at T = 1");
       process_row<Elem, Policy, true, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-    } else if constexpr (kPlainUnitOnly) {  // the plain path at T = 1 (the launcher's condition)
+    } else if constexpr (kPaths == RowPaths::plain_unit_t) {
       process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-    } else if (plain) {
+    } else if constexpr (kPaths == RowPaths::plain_scaled_t) {
+      process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if constexpr (kPaths == RowPaths::general) {  // a support mask or the probability path
+      if (unit_t) process_row<Elem, Policy, true, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, false, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if (plain) {  // all: the launch's path, at run time
       if (unit_t) process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
       else process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else {

@@ -209,6 +209,7 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
 // the same sums in the same order. Row 3 carries a NaN logit (its loss NaN, as with gradients).
 TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   std::map<cuda::RowVariant, int> variants;
+  std::map<cuda::RowPaths, int> paths;
   for (DivergenceId id : logit_rows())
     for (DType dt : {DType::bf16, DType::f32})
       for (bool plain : {false, true}) {
@@ -221,14 +222,14 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
         const cuda::RowVariant v = cuda::row_variant(args);
         EXPECT_EQ(v, cuda::defers_row_loss(args) ? cuda::RowVariant::deferred : cuda::RowVariant::loss_only);
         ++variants[v];
-        // With gradients: the plain T = 1 path's own kernel, or the kernel of every path.
+        // With gradients: the full kernel, for the same paths.
         // (logit_args_of leaves the pointers unset; row_variant reads only whether they are set.)
         cuda::LogitArgs with = cuda::logit_args_of(c, CudaOptions{});
         static char gradient_marker;
         with.grad_p = with.grad_q = &gradient_marker;
-        const bool plain_unit_t = plain && with.temperature == 1.0;
-        EXPECT_EQ(cuda::row_variant(with), plain_unit_t ? cuda::RowVariant::full_plain : cuda::RowVariant::full);
-        ++variants[cuda::row_variant(with)];
+        EXPECT_EQ(cuda::row_variant(with), cuda::RowVariant::full);
+        EXPECT_EQ(cuda::row_paths(with), cuda::row_paths(args));  // the same paths with and without gradients
+        ++paths[cuda::row_paths(with)];
         SCOPED_TRACE(label(c) + (plain ? " plain" : " varied") + " variant " + std::to_string(static_cast<int>(v)));
         for (int grid : {0, 1}) {
           CudaOptions o;
@@ -245,9 +246,12 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   EXPECT_GE(variants[cuda::RowVariant::loss_only], 28);
   EXPECT_GE(variants[cuda::RowVariant::deferred], 4);  // KL and cross-entropy on the plain path
   EXPECT_EQ(variants[cuda::RowVariant::loss_only] + variants[cuda::RowVariant::deferred], 36);
-  EXPECT_GE(variants[cuda::RowVariant::full_plain], 14);  // the seven rows at T = 1, plain, x 2 dtypes
-  EXPECT_GE(variants[cuda::RowVariant::full], 16);  // the support rows' varied cases, the rows at T = 0.7
-  EXPECT_EQ(variants[cuda::RowVariant::full_plain] + variants[cuda::RowVariant::full], 36);
+  EXPECT_GE(paths[cuda::RowPaths::plain_unit_t], 14);   // the seven rows at T = 1, plain, x 2 dtypes
+  EXPECT_GE(paths[cuda::RowPaths::plain_scaled_t], 4);  // the temperature rows (T = 0.7), x 2 dtypes
+  EXPECT_GT(paths[cuda::RowPaths::general], 0);  // varied cases with a support mask or log_target = False
+  EXPECT_EQ(paths[cuda::RowPaths::plain_unit_t] + paths[cuda::RowPaths::plain_scaled_t] +
+                paths[cuda::RowPaths::general],
+            36);
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

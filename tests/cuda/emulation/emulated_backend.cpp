@@ -6,6 +6,7 @@
 #include "tests/cuda/emulation/emulated_backend.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,7 @@ unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
 }
 
-template <class Elem, class Policy, bool kDeferred = false, bool kPlainUnitOnly = false>
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
 void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
   const auto ctas = static_cast<unsigned>(plan.ctas);
   std::vector<RowKernelShared> shared(ctas);
@@ -54,52 +55,46 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
-        logit_rows_body<Elem, Policy, kDeferred, kPlainUnitOnly>(prm, cl, shared[r], dyn[r].data());
+        logit_rows_body<Elem, Policy, kDeferred, kPaths>(prm, cl, shared[r], dyn[r].data());
       },
       [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
 
+// The launcher's choice (logit_row_kernels.cuh row_kernel_of), emulated.
+template <class Elem, class Policy>
+void emulate_policy(const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant, RowPaths paths) {
+  if (variant == RowVariant::loss_only) return emulate_rows<Elem, LossOnly<Policy>, false, RowPaths::all>(prm, plan);
+  switch (paths) {
+    case RowPaths::plain_unit_t: return emulate_rows<Elem, Policy, false, RowPaths::plain_unit_t>(prm, plan);
+    case RowPaths::plain_scaled_t: return emulate_rows<Elem, Policy, false, RowPaths::plain_scaled_t>(prm, plan);
+    case RowPaths::general: return emulate_rows<Elem, Policy, false, RowPaths::general>(prm, plan);
+    case RowPaths::all: break;  // not the path set of a launch (row_paths)
+  }
+  throw std::logic_error("emulate_policy: no kernel with gradients for the path set 'all'");
+}
+
 template <class Elem>
-void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant) {
+void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant,
+                     RowPaths paths) {
   if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels (defers_row_loss)
-    if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true>(prm, plan);
-    return emulate_rows<Elem, CrossEntropyPolicy, true>(prm, plan);
-  }
-  if (variant == RowVariant::loss_only) {  // forward only: the loss's sums alone, no gradient pass
-    switch (k) {
-      case LogitKind::kl: return emulate_rows<Elem, LossOnly<KlPolicy>>(prm, plan);
-      case LogitKind::jefferys: return emulate_rows<Elem, LossOnly<JefferysPolicy>>(prm, plan);
-      case LogitKind::cross_entropy: return emulate_rows<Elem, LossOnly<CrossEntropyPolicy>>(prm, plan);
-      case LogitKind::jensen_shannon: return emulate_rows<Elem, LossOnly<JensenShannonPolicy>>(prm, plan);
-      case LogitKind::hellinger: return emulate_rows<Elem, LossOnly<HellingerPolicy>>(prm, plan);
-      case LogitKind::total_variation: return emulate_rows<Elem, LossOnly<TotalVariationPolicy>>(prm, plan);
-    }
-  }
-  if (variant == RowVariant::full_plain) {  // with gradients, the plain path at T = 1 alone
-    switch (k) {
-      case LogitKind::kl: return emulate_rows<Elem, KlPolicy, false, true>(prm, plan);
-      case LogitKind::jefferys: return emulate_rows<Elem, JefferysPolicy, false, true>(prm, plan);
-      case LogitKind::cross_entropy: return emulate_rows<Elem, CrossEntropyPolicy, false, true>(prm, plan);
-      case LogitKind::jensen_shannon: return emulate_rows<Elem, JensenShannonPolicy, false, true>(prm, plan);
-      case LogitKind::hellinger: return emulate_rows<Elem, HellingerPolicy, false, true>(prm, plan);
-      case LogitKind::total_variation: return emulate_rows<Elem, TotalVariationPolicy, false, true>(prm, plan);
-    }
+    if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true, RowPaths::plain_unit_t>(prm, plan);
+    return emulate_rows<Elem, CrossEntropyPolicy, true, RowPaths::plain_unit_t>(prm, plan);
   }
   switch (k) {
-    case LogitKind::kl: return emulate_rows<Elem, KlPolicy>(prm, plan);
-    case LogitKind::jefferys: return emulate_rows<Elem, JefferysPolicy>(prm, plan);
-    case LogitKind::cross_entropy: return emulate_rows<Elem, CrossEntropyPolicy>(prm, plan);
-    case LogitKind::jensen_shannon: return emulate_rows<Elem, JensenShannonPolicy>(prm, plan);
-    case LogitKind::hellinger: return emulate_rows<Elem, HellingerPolicy>(prm, plan);
-    case LogitKind::total_variation: return emulate_rows<Elem, TotalVariationPolicy>(prm, plan);
+    case LogitKind::kl: return emulate_policy<Elem, KlPolicy>(prm, plan, variant, paths);
+    case LogitKind::jefferys: return emulate_policy<Elem, JefferysPolicy>(prm, plan, variant, paths);
+    case LogitKind::cross_entropy: return emulate_policy<Elem, CrossEntropyPolicy>(prm, plan, variant, paths);
+    case LogitKind::jensen_shannon: return emulate_policy<Elem, JensenShannonPolicy>(prm, plan, variant, paths);
+    case LogitKind::hellinger: return emulate_policy<Elem, HellingerPolicy>(prm, plan, variant, paths);
+    case LogitKind::total_variation: return emulate_policy<Elem, TotalVariationPolicy>(prm, plan, variant, paths);
   }
 }
 
 void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
   switch (a.dtype) {
-    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, row_variant(a));
-    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan, row_variant(a));
-    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan, row_variant(a));
+    case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, row_variant(a), row_paths(a));
+    case FloatKind::bf16: return emulate_rows_of<__nv_bfloat16>(a.kind, prm, plan, row_variant(a), row_paths(a));
+    case FloatKind::f16: return emulate_rows_of<__half>(a.kind, prm, plan, row_variant(a), row_paths(a));
   }
 }
 

@@ -104,33 +104,41 @@ TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
   EXPECT_EQ(ref::summation_depth_of(128256), 126.0 + 16.0);
 }
 
-// The kernel instantiation of a launch (row_variant): forward only, KL and cross-entropy on the
-// plain path at T = 1 defer their rows, every other forward-only launch runs the loss-only
-// kernel; with gradients, the plain path at T = 1 has a kernel of its own, every other launch
-// (support mask, probability path, T != 1) the kernel of every path.
+// The kernel instantiation of a launch (row_variant, row_paths): forward only, KL and
+// cross-entropy on the plain path at T = 1 defer their rows, every other forward-only launch runs
+// the loss-only kernel; with gradients the full kernel; each for the launch's path set (plain at
+// T = 1, plain at T != 1, or general: a support mask or the probability path).
 TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   static char buffer;
   for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
                       LogitKind::hellinger, LogitKind::total_variation})
-    for (int path = 0; path < 4; ++path)  // plain, support mask, probability path, T = 2
+    for (int path = 0; path < 5; ++path)  // plain, support mask, probability path, T = 2, both at T = 2
       for (bool gradients : {false, true}) {
         LogitArgs a;
         a.kind = k;
         if (path == 1) a.support = reinterpret_cast<const std::uint8_t*>(&buffer);
-        if (path == 2) a.prob_path = true;
-        if (path == 3) a.temperature = 2.0;
+        if (path == 2 || path == 4) a.prob_path = true;
+        if (path >= 3) a.temperature = 2.0;
         if (gradients) a.grad_p = a.grad_q = &buffer;
         const bool one_pass = k == LogitKind::kl || k == LogitKind::cross_entropy;
         RowVariant want = RowVariant::full;
         if (!gradients) want = one_pass && path == 0 ? RowVariant::deferred : RowVariant::loss_only;
-        else if (path == 0) want = RowVariant::full_plain;
-        EXPECT_EQ(row_variant(a), want) << "kind " << static_cast<int>(k) << ", path " << path
-                                        << (gradients ? ", gradients" : ", forward only");
+        const RowPaths want_paths = path == 0   ? RowPaths::plain_unit_t
+                                    : path == 3 ? RowPaths::plain_scaled_t
+                                                : RowPaths::general;
+        SCOPED_TRACE("kind " + std::to_string(static_cast<int>(k)) + ", path " + std::to_string(path) +
+                     (gradients ? ", gradients" : ", forward only"));
+        EXPECT_EQ(row_variant(a), want);
+        EXPECT_EQ(row_paths(a), want_paths);
         EXPECT_EQ(defers_row_loss(a), want == RowVariant::deferred);
       }
   LogitArgs one_gradient;  // one gradient wanted is a launch with gradients
   one_gradient.grad_q = &buffer;
-  EXPECT_EQ(row_variant(one_gradient), RowVariant::full_plain);
+  EXPECT_EQ(row_variant(one_gradient), RowVariant::full);
+  one_gradient.temperature = 1.0000001;  // T != 1 as a float: the kernel's own test
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
+  one_gradient.temperature = 1.00000001;  // rounds to 1.0f: the kernel sees T = 1
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_unit_t);
 }
 
 }  // namespace
