@@ -48,6 +48,9 @@
 // cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
 // Every other forward-only launch runs the policy LossOnly<Policy> (row_policies.cuh): no pass 4,
 // and pass 3 sums only the loss's terms (Jefferys 1 of 5 sums, Hellinger 1 of 3, TV 1 of 7).
+// With gradients, a kernel carries only the path set of its launch (kPaths: device_types.hpp
+// RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
+// steps 36 and 37).
 // Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
 // cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
 // target; step 28: KL bf16 0.61 of the copy forward, 0.52 forward+backward; f32 0.76 / 0.55).

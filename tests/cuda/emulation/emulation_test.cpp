@@ -150,10 +150,10 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
 }
 
 // Forward-only launches that are not deferred run the loss-only kernel (device_types.hpp
-// row_variant: no gradient pass, the statistics pass sums only the loss's terms): on every path (the varied case:
-// support mask, log_target = False, T = 0.7; and its plain form; clusters of 1, 2 and 4 CTAs in
-// turn) the loss is bitwise the loss of the same case with gradients and within the bound; a
-// poisoned row stays NaN.
+// row_variant: no gradient pass, the statistics pass sums only the loss's terms): on every path
+// (the varied case: support mask, log_target = False, T = 0.7; and its plain form; clusters of 1,
+// 2 and 4 CTAs in turn) the loss is bitwise the loss of the same case with gradients and within
+// the bound; a poisoned row stays NaN.
 TEST(KernelEmulation, LossOnlyForwardLossEqualsTheLossWithGradients) {
   int runs = 0;
   for (DivergenceId id : gpu_rows())
