@@ -92,6 +92,9 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_ROW_GRID=1|2         LogitArgs::row_grid (one cluster per row, persistent)
 //   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
 //   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
+//   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
+//                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
+//                                       the dividing ones); a finite number > 0
 // Any other value is an error naming the variable.
 int forced_knob(const char* name, std::initializer_list<int> allowed, const char* meaning) {
   const char* v = std::getenv(name);
@@ -111,6 +114,25 @@ int forced_row_threads() {
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
   return ctas;
+}
+
+double bench_temperature() {
+  static const double t = [] {
+    const char* v = std::getenv("DIVCHECK_BENCH_TEMPERATURE");
+    if (v == nullptr || *v == '\0') return 2.0;  // a distillation temperature
+    char* end = nullptr;
+    const double x = std::strtod(v, &end);
+    if (*end != '\0' || !(x > 0.0) || !std::isfinite(x))
+      throw InvalidArgument("DIVCHECK_BENCH_TEMPERATURE", v, "must be a finite number > 0");
+    return x;
+  }();
+  return t;
+}
+
+bool has_temperature(const BenchSpec& s) {
+  for (auto k : info(s.id).params)
+    if (k == ParamKind::temperature) return true;
+  return false;
 }
 
 // Enqueues one computation; returns the plan (ctas 0 for tvd_prob).
@@ -133,8 +155,7 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
     return cuda::LogitPlan{0, false, 0, 0};
   }
   cuda::LogitArgs a = cuda::logit_args_defaults(s.id, s.dtype, kSequences, s.rows / kSequences, s.vocab);
-  for (auto k : info(s.id).params)
-    if (k == ParamKind::temperature) a.temperature = 2.0;  // a distillation temperature
+  if (has_temperature(s)) a.temperature = bench_temperature();
   a.p_logits = in;
   a.q_logits = in + d.tensor_bytes;
   a.valid = d.valid.as<std::uint8_t>();
@@ -243,6 +264,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
   state.counters["persistent"] = plan.persistent ? 1 : 0;
+  if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/math/softmax.hpp"
+
 namespace divcheck::cuda {
 
 enum class FloatKind : std::uint8_t { f32, bf16, f16 };
@@ -94,20 +96,48 @@ struct TvdProbArgs {
   void* workspace = nullptr;              // tvd_prob_workspace_bytes(N) bytes, 16-aligned
 };
 
+// The paths of a kernel. A launch takes one of the first four; the kernels with gradients carry
+// only that one, so that no other path's code shares their register allocation (bench/RESULTS.md
+// steps 36 and 37); the loss-only kernels carry all but plain_pow2_t (`all`: chosen per launch at
+// run time; split by path they were 1-5% slower, step 37).
+//   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
+//                   defaults but the temperature rows and the probability path's);
+//   plain_pow2_t:   the same at T = 2^k != 1 (math::power_of_two_temperature) for the policies
+//                   of the temperature rows (KL, Jefferys: has_power_of_two_kernels): the
+//                   division by T is a multiplication (the same bits), so these launches take the
+//                   T = 1 structure (one exchange; forward-only KL deferred), step 38;
+//   plain_scaled_t: the same at any other T != 1 (every shifted logit an IEEE division);
+//   general:        a support mask or the probability path (log_target = False), any T.
+// The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
+enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_scaled_t, general, all };
+
+// The kinds with plain_pow2_t kernels: the policies of the two temperature rows (SPEC.md: only they
+// take a temperature), so that the other kinds do not add kernels no registry row launches.
+constexpr bool has_power_of_two_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }
+
+inline RowPaths row_paths(const LogitArgs& a) {
+  if (a.support != nullptr || a.prob_path) return RowPaths::general;
+  const float t = static_cast<float>(a.temperature);
+  if (t == 1.0f) return RowPaths::plain_unit_t;
+  math::PowerOfTwoTemperature pow2{};
+  if (has_power_of_two_kernels(a.kind) && math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
+  return RowPaths::plain_scaled_t;
+}
+
 // Forward-only launches of the one-exchange rows (KL and cross-entropy on the log-softmax path
-// without a support mask, at T = 1: one_exchange_row) need the row's statistics only for its
-// loss: each CTA stores its message and goes on (reduce_one_exchange_to_memory), and
-// combine_one_pass_rows finishes every row after the launch. No CTA waits for its cluster (the
-// wait behind the exchange was 24% of KL bf16 forward's stall samples, bench/RESULTS.md step 28).
-// Where this holds the launcher runs the deferred kernel instantiation (logit_rows_body's
-// kDeferred: only the one-exchange path, which these launches take anyway) and then
-// combine_one_pass_rows. The messages: LogitWorkspace::messages_of(row_loss), (B*T, C) records
-// of 8 floats.
+// without a support mask, at T = 1, and KL at a power-of-two T: one_exchange_row) need the row's
+// statistics only for its loss: each CTA stores its message and goes on
+// (reduce_one_exchange_to_memory), and combine_one_pass_rows finishes every row after the launch.
+// No CTA waits for its cluster (the wait behind the exchange was 24% of KL bf16 forward's stall
+// samples, bench/RESULTS.md step 28). Where this holds the launcher runs the deferred kernel
+// instantiation (logit_rows_body's kDeferred: only the one-exchange path of the launch's
+// temperature, plain_unit_t or plain_pow2_t) and then combine_one_pass_rows. The messages:
+// LogitWorkspace::messages_of(row_loss), (B*T, C) records of 8 floats.
 inline bool defers_row_loss(const LogitArgs& a) {
   const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
-  return one_pass && forward_only && a.support == nullptr && !a.prob_path &&
-         static_cast<float>(a.temperature) == 1.0f;
+  const RowPaths paths = row_paths(a);
+  return one_pass && forward_only && (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t);
 }
 
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp): a variant and
@@ -124,22 +154,6 @@ inline RowVariant row_variant(const LogitArgs& a) {
   if (defers_row_loss(a)) return RowVariant::deferred;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
   return forward_only ? RowVariant::loss_only : RowVariant::full;
-}
-
-// The paths of a kernel. A launch takes one of the first three; the kernels with gradients carry
-// only that one, so that no other path's code shares their register allocation (bench/RESULTS.md
-// steps 36 and 37); the loss-only kernels carry all (`all`: chosen per launch at run time; split
-// by path they were 1-5% slower, step 37).
-//   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
-//                   defaults but the temperature rows and the probability path's);
-//   plain_scaled_t: the same at T != 1 (the temperature rows);
-//   general:        a support mask or the probability path (log_target = False), any T.
-// The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
-enum class RowPaths : std::uint8_t { plain_unit_t, plain_scaled_t, general, all };
-
-inline RowPaths row_paths(const LogitArgs& a) {
-  if (a.support != nullptr || a.prob_path) return RowPaths::general;
-  return static_cast<float>(a.temperature) == 1.0f ? RowPaths::plain_unit_t : RowPaths::plain_scaled_t;
 }
 
 }  // namespace divcheck::cuda

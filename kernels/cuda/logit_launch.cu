@@ -1,10 +1,11 @@
 // Planning and launching the logit-level divergences (device_api.hpp): the choice of the row
 // kernel (logit_row_kernels.hpp: 6 row policies x 3 element types, with gradients and forward
-// only (loss_only), each for one of three path sets, and the deferred forward-only KL and CE
-// kernels: device_types.hpp row_variant, row_paths), of CTAs per row (thread block cluster) and of shared-memory staging,
-// and the launch sequence on one stream:
+// only (loss_only), each for one of the path sets, and the deferred forward-only KL and CE
+// kernels: device_types.hpp row_variant, row_paths), of CTAs per row (thread block cluster) and
+// of shared-memory staging, and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
-//   [-> combine_one_pass_rows, forward-only KL and CE at T = 1: defers_row_loss] -> reduce_positions.
+//   [-> combine_one_pass_rows, forward-only KL and CE at T = 1, KL at T = 2^k: defers_row_loss]
+//   -> reduce_positions.
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
@@ -35,9 +36,9 @@ namespace divcheck::cuda {
 namespace {
 
 // The rows of a forward-only one-exchange launch (defers_row_loss), after the row kernel.
-template <class Policy>
+template <class Policy, TempForm kT>
 __global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelParams prm, unsigned ctas) {
-  combine_one_pass_rows_body<Policy>(prm, ctas);
+  combine_one_pass_rows_body<Policy, kT>(prm, ctas);
 }
 inline constexpr int kCombineThreads = 256;  // 8 rows per block
 
@@ -274,10 +275,13 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   if (defers_row_loss(a)) {
     const std::int64_t blocks = std::min<std::int64_t>((rows + 7) / 8, 65535);
     const auto ctas = static_cast<unsigned>(plan.ctas);
-    if (a.kind == LogitKind::kl)
-      combine_one_pass_rows<KlPolicy><<<static_cast<unsigned>(blocks), kCombineThreads, 0, stream>>>(prm, ctas);
+    const unsigned grid = static_cast<unsigned>(blocks);
+    if (row_paths(a) == RowPaths::plain_pow2_t)  // KL only (has_power_of_two_kernels)
+      combine_one_pass_rows<KlPolicy, TempForm::power_of_two><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
+    else if (a.kind == LogitKind::kl)
+      combine_one_pass_rows<KlPolicy, TempForm::unit><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
     else
-      combine_one_pass_rows<CrossEntropyPolicy><<<static_cast<unsigned>(blocks), kCombineThreads, 0, stream>>>(prm, ctas);
+      combine_one_pass_rows<CrossEntropyPolicy, TempForm::unit><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
     check_launch("combine_one_pass_rows");
   }
 

@@ -1,17 +1,17 @@
 // The __global__ row kernels of the logit-level divergences and their table: the 6 row policies
-// with gradients, each for one of the three path sets of a launch, and forward only (LossOnly,
-// every path) (device_types.hpp row_variant, row_paths, RowPaths), and the deferred forward-only
-// KL and cross-entropy kernels, compiled once per element type in a translation unit of its own
-// (logit_row_kernels_{f32,bf16,f16}.cu: 26 kernels each, so that a build compiles them in
+// with gradients, each for one of the path sets of a launch, and forward only (LossOnly, every
+// path but plain_pow2_t) (device_types.hpp row_variant, row_paths, RowPaths), and the deferred
+// forward-only KL and cross-entropy kernels; plain_pow2_t only for the policies of the
+// temperature rows (has_power_of_two_kernels: KL with gradients and deferred, Jefferys with
+// gradients and loss-only). Compiled once per element type in a translation unit of its own
+// (logit_row_kernels_{f32,bf16,f16}.cu: 30 kernels each, so that a build compiles them in
 // parallel). logit_launch.cu picks a kernel through logit_row_kernels.hpp.
 #pragma once
 
-#include <string>
-
-#include "core/errors.hpp"
 #include "kernels/cuda/logit_row_kernels.hpp"
 #include "kernels/cuda/logit_rows_kernel.cuh"
 #include "kernels/cuda/plan_math.hpp"
+#include "kernels/cuda/row_kernel_choice.cuh"
 
 namespace divcheck::cuda {
 
@@ -27,38 +27,18 @@ __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelPara
   logit_rows_body<Elem, Policy, kDeferred, kPaths>(prm, cl, sh, dyn_smem);
 }
 
-// The kernel of a policy: with gradients, the one of the launch's paths; forward only, its
-// LossOnly form with every path (device_types.hpp RowPaths).
-template <class Elem, class Policy>
-RowKernel row_kernel_of(RowVariant variant, RowPaths paths) {
-  if (variant == RowVariant::loss_only) return logit_rows_kernel<Elem, LossOnly<Policy>, false, RowPaths::all>;
-  switch (paths) {
-    case RowPaths::plain_unit_t: return logit_rows_kernel<Elem, Policy, false, RowPaths::plain_unit_t>;
-    case RowPaths::plain_scaled_t: return logit_rows_kernel<Elem, Policy, false, RowPaths::plain_scaled_t>;
-    case RowPaths::general: return logit_rows_kernel<Elem, Policy, false, RowPaths::general>;
-    case RowPaths::all: break;
+// The kernel a launch runs (row_kernel_choice.cuh: the table shared with the kernel emulator).
+template <class Elem>
+struct RowKernelOf {
+  template <class Policy, bool kDeferred, RowPaths kPaths>
+  RowKernel operator()() const {
+    return logit_rows_kernel<Elem, Policy, kDeferred, kPaths>;
   }
-  throw InvalidArgument("paths", std::to_string(static_cast<int>(paths)), "not the path set of a launch");
-}
+};
 
 template <class Elem>
 RowKernel row_kernel_table(LogitKind k, RowVariant variant, RowPaths paths) {
-  if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels: KL and cross-entropy
-    if (paths != RowPaths::plain_unit_t)
-      throw InvalidArgument("paths", std::to_string(static_cast<int>(paths)), "a deferred kernel is plain at T = 1");
-    if (k == LogitKind::kl) return logit_rows_kernel<Elem, KlPolicy, true, RowPaths::plain_unit_t>;
-    if (k == LogitKind::cross_entropy) return logit_rows_kernel<Elem, CrossEntropyPolicy, true, RowPaths::plain_unit_t>;
-    throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "has no deferred row kernel (not KL or CE)");
-  }
-  switch (k) {
-    case LogitKind::kl: return row_kernel_of<Elem, KlPolicy>(variant, paths);
-    case LogitKind::jefferys: return row_kernel_of<Elem, JefferysPolicy>(variant, paths);
-    case LogitKind::cross_entropy: return row_kernel_of<Elem, CrossEntropyPolicy>(variant, paths);
-    case LogitKind::jensen_shannon: return row_kernel_of<Elem, JensenShannonPolicy>(variant, paths);
-    case LogitKind::hellinger: return row_kernel_of<Elem, HellingerPolicy>(variant, paths);
-    case LogitKind::total_variation: return row_kernel_of<Elem, TotalVariationPolicy>(variant, paths);
-  }
-  throw InvalidArgument("kind", std::to_string(static_cast<int>(k)), "not a logit row kernel");
+  return visit_row_kernel(k, variant, paths, RowKernelOf<Elem>{});
 }
 
 }  // namespace divcheck::cuda

@@ -30,7 +30,7 @@
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
 //      KL and cross-entropy on the log-softmax path without a support mask take their sums in
-//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 (one_exchange_row)
+//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 or 2^k (one_exchange_row)
 //      relative to each thread's own maxima, so right after the scan and without the range exchange:
 //      the sums and the range travel in ONE exchange that rescales them to the row's maxima
 //      (row_reduce.cuh reduce_one_exchange); no pass 3;
@@ -43,7 +43,7 @@
 // Masked positions: nothing is read; the gradient slices are written as exact +0.
 // On chip besides the slices: the reduction records and the mailboxes of the row exchanges
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
-// Forward-only KL and cross-entropy at T = 1 (defers_row_loss) run an instantiation of their own
+// Forward-only KL and cross-entropy at T = 1, and KL at T = 2^k (defers_row_loss), run an instantiation of their own
 // (kDeferred): the one exchange ends with each CTA's message in memory and no CTA waits for its
 // cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
 // Every other forward-only launch runs the policy LossOnly<Policy> (row_policies.cuh): no pass 4,
@@ -59,7 +59,7 @@
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
 // spills in the loops) before and after any edit here.
 // Global row offsets are 64-bit. At T = 1 a specialised copy of the passes skips the
-// division by T (the same bits). The __global__ wrapper, which declares the shared memory, is
+// division by T, at T = 2^k another multiplies by 2^-k (TempForm: the same bits). The __global__ wrapper, which declares the shared memory, is
 // in logit_row_kernels.cuh; this header is also compiled by the kernel emulator (tests/cuda).
 #pragma once
 
@@ -253,19 +253,32 @@ struct SideRow {
   float m, s, log_s;
 };
 
+// The form of the launch's temperature in an instantiation of the passes: T = 1, T = 2^k != 1
+// with 2^-k a normal float (RowPaths::plain_pow2_t), or any T.
+enum class TempForm : unsigned char { unit, power_of_two, any };
+
 // The temperature as the shared formulas see it. At T = 1 the constant lets the compiler drop
-// the division in math::shifted_logit: (z - m) / 1 is exactly z - m, so the results are the same
-// bits either way; only the work differs.
-template <bool kUnitT>
-__device__ __forceinline__ float temperature_of(const RowKernelParams& prm) {
-  return kUnitT ? 1.0f : prm.temperature;
+// the division in math::shifted_logit: (z - m) / 1 is exactly z - m; at T = 2^k the division is a
+// multiplication by 2^-k (math::PowerOfTwoTemperature). The results are the same bits in every
+// form; only the work differs.
+template <TempForm kT>
+__device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
+  if constexpr (kT == TempForm::unit) {
+    return 1.0f;
+  } else if constexpr (kT == TempForm::power_of_two) {
+    math::PowerOfTwoTemperature t{};
+    math::power_of_two_temperature(prm.temperature, t);  // the launcher checked that it is one
+    return t;
+  } else {
+    return prm.temperature;
+  }
 }
 
 // The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax path
 // (math::softmax_column_tame: the same values in fewer instructions).
-template <bool kTame>
+template <bool kTame, class Temp>
 __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
-                                              float temperature, bool prob_path) {
+                                              Temp temperature, bool prob_path) {
   if constexpr (kTame) {
     const math::ProbAndLog a = math::softmax_column_tame(zy, py.m, py.log_s, temperature);
     const math::ProbAndLog b = math::softmax_column_tame(zx, qx.m, qx.log_s, temperature);
@@ -299,7 +312,7 @@ __device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& 
 }
 
 // Pass 4: the gradients of the thread's chunks.
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame>
+template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame>
 __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                 const uint8_t* ssrc, int n, const SideRow& py, const SideRow& qx, const float* st,
                                 const RowResult& res, Elem* gp, Elem* gq, bool out_vec) {
@@ -324,7 +337,7 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
         if (decltype(whole)::value || k < cnt) {
           const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
           const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                              temperature_of<kUnitT>(prm), !kPlain && prm.prob_path);
+                                              temperature_of<kT>(prm), !kPlain && prm.prob_path);
           Policy::grads(c, st, prm.opt, res.factor, a, b);
         }
         raw_set<Elem>(oy, k, a);
@@ -358,7 +371,7 @@ struct RowSlices {
 // of the exponentials (the same values), and the policy's terms as products of two finite
 // factors, summed unscaled with the first pairwise level fused (fmaf) and scaled by 2^-64 once
 // at the end (math::kl_one_pass_factors_tame has the argument).
-template <class Elem, class Policy, bool kUnitT, bool kTame>
+template <class Elem, class Policy, TempForm kT, bool kTame>
 __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
                                               const SliceRef<Elem>& x, int n, float m0, float m1,
                                               float (&acc)[Policy::kOnePass + 2]) {
@@ -379,8 +392,8 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 #pragma unroll
         for (int s2 = 0; s2 < kP; ++s2) a[k][s2] = b[k][s2] = 0.0f;
         if (decltype(whole)::value || k < cnt) {
-          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
-          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
           ey[k] = math::f_softmax_exp_ftz(ty);
           ex[k] = math::f_softmax_exp_ftz(tx);
           Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
@@ -399,8 +412,8 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 #pragma unroll
         for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
         if (decltype(whole)::value || k < cnt) {
-          const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm));
-          const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm));
+          const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+          const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
           const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
           t[k][kSums - 2] = ey;
           t[k][kSums - 1] = ex;
@@ -427,7 +440,7 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 // one_exchange_row for the two-pass rows; the row's: row_passes), each chunk's 8 terms pairwise,
 // the chunk sums in chunk order. kTame: as one_pass_sums. The terms are the flushing ex2
 // (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1.
-template <class Elem, bool kUnitT, bool kTame>
+template <class Elem, TempForm kT, bool kTame>
 __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                        int n, float m0, float m1, float (&acc)[2]) {
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
@@ -442,11 +455,11 @@ __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRe
       if (decltype(whole)::value || k < cnt) {
         const float zy = raw_get<Elem>(cy, k), zx = raw_get<Elem>(cx, k);
         if constexpr (kTame) {
-          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zy, m0, temperature_of<kUnitT>(prm)));
-          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zx, m1, temperature_of<kUnitT>(prm)));
+          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zy, m0, temperature_of<kT>(prm)));
+          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit_tame(zx, m1, temperature_of<kT>(prm)));
         } else {  // shifted_logit: a -inf logit is -inf also where the thread's maximum is -inf
-          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit(zy, m0, temperature_of<kUnitT>(prm)));
-          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit(zx, m1, temperature_of<kUnitT>(prm)));
+          ey[k] = math::f_softmax_exp_ftz(math::shifted_logit(zy, m0, temperature_of<kT>(prm)));
+          ex[k] = math::f_softmax_exp_ftz(math::shifted_logit(zx, m1, temperature_of<kT>(prm)));
         }
       }
     }
@@ -455,7 +468,7 @@ __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRe
   });
 }
 
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, bool kHaveS, class Hook>
+template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame, bool kHaveS, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads);
@@ -470,9 +483,10 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
   return Policy::finish(st, coef, prm.opt);
 }
 
-// A valid position on the plain path at T = 1 (the log-softmax path without a support mask;
-// every policy but total variation, whose S is the exact FixedSum; at T != 1 the division of a
-// zero z - m, once per thread and side here, would take the division's slow path: row_passes),
+// A valid position on the plain path at T = 1 or T = 2^k (the log-softmax path without a support
+// mask; every policy but total variation, whose S is the exact FixedSum; at any other T the
+// division of a zero z - m, once per thread and side here, would take the division's slow path:
+// row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature),
 // after the scan: sums relative to the thread's own maxima, then ONE exchange
 // (reduce_one_exchange: the sums with the range, rescaled to the row's maxima). The one-pass rows
 // (KL, cross-entropy) send their one-pass sums and S, and the loss and the gradients follow; the
@@ -482,14 +496,14 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
 // passes). Poison (a NaN or +inf logit, or a side without a finite logit) is known only after
 // the exchange: the sums of such a row are discarded. after_reads: the prefetch hook, run by the
 // row's last exchange.
-template <class Elem, class Policy, bool kUnitT, bool kDeferred, class Hook>
+template <class Elem, class Policy, TempForm kT, bool kDeferred, class Hook>
 __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
                                                  const float (&range)[4], cg::cluster_group& cl,
                                                  const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                                  const Hook& after_reads) {
   constexpr int kSums = Policy::kOnePass + 2;
   constexpr bool kOnePass = Policy::kOnePass > 0;
-  const float temperature = temperature_of<kUnitT>(prm);
+  const auto temperature = temperature_of<kT>(prm);
   float acc[kSums];
 #pragma unroll
   for (int k = 0; k < kSums; ++k) acc[k] = 0.0f;
@@ -498,8 +512,8 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   const bool tame = prm.allow_tame && math::tame_side(range[2], range[0], temperature) &&
                     math::tame_side(range[3], range[1], temperature);
   if constexpr (kOnePass) {
-    if (tame) one_pass_sums<Elem, Policy, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-    else one_pass_sums<Elem, Policy, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    if (tame) one_pass_sums<Elem, Policy, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    else one_pass_sums<Elem, Policy, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     if constexpr (kDeferred) {  // forward only (defers_row_loss): the message to memory
       float* message = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
                        (r.row * cl.num_blocks() + cl.block_rank()) * LogitWorkspace::kMessageFloats;
@@ -515,8 +529,8 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   } else {
     // The two-pass rows: S alone in this exchange (mailbox `first`); the statistics pass and its
     // exchange (`second`, with the prefetch hook) follow in row_passes. Each mailbox once per row.
-    if (tame) s_sums<Elem, kUnitT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-    else s_sums<Elem, kUnitT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     reduce_one_exchange<Policy>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
   }
   if (rs.poison) {
@@ -535,8 +549,8 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   const bool row_tame = rs.tame && prm.allow_tame;
   if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
   if constexpr (!kOnePass) {
-    if (row_tame) row_passes<Elem, Policy, kUnitT, true, true, true>(prm, r, cl, sc, ex, rs, after_reads);
-    else row_passes<Elem, Policy, kUnitT, true, false, true>(prm, r, cl, sc, ex, rs, after_reads);
+    if (row_tame) row_passes<Elem, Policy, kT, true, true, true>(prm, r, cl, sc, ex, rs, after_reads);
+    else row_passes<Elem, Policy, kT, true, false, true>(prm, r, cl, sc, ex, rs, after_reads);
   } else {
     float st[Policy::kStats];
     const RowResult res = one_pass_result<Policy>(prm, rs, r.row, st);
@@ -545,9 +559,9 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
       const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
       const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
       if (row_tame)
-        write_gradients<Elem, Policy, kUnitT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+        write_gradients<Elem, Policy, kT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
       else
-        write_gradients<Elem, Policy, kUnitT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+        write_gradients<Elem, Policy, kT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
     }
   }
 }
@@ -556,8 +570,9 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
 // the row kernel: one warp per valid row; lane r takes CTA r's message, the lanes combine them as
 // the mailbox exchange does (one_exchange_combine: the same order, the same bits) and lane 0
 // writes the row's loss as one_exchange_row would (NaN for a poisoned row) and counts the tame
-// rows (diagnostics, in the place of the row kernel). ctas: the plan's cluster size. At T = 1.
-template <class Policy>
+// rows (diagnostics, in the place of the row kernel). ctas: the plan's cluster size. kT: the
+// row kernel's (unit, or power_of_two: the deferred kernels' two temperature forms).
+template <class Policy, TempForm kT>
 __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams& prm, unsigned ctas) {
   const unsigned lane = threadIdx.x & 31u;
   const int64_t warps_per_block = static_cast<int64_t>(blockDim.x >> 5);
@@ -571,7 +586,7 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
     float v[8];
     message_or_identity(m, present, v);
     RowShared rs{};  // lane 0 writes and reads it
-    one_exchange_combine<Policy>(v, ctas, 1.0f, rs);
+    one_exchange_combine<Policy>(v, ctas, temperature_of<kT>(prm), rs);
     if (lane == 0) {
       if (rs.poison) {
         prm.row_loss[row] = __int_as_float(kQuietNaNBits);
@@ -588,7 +603,7 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
 // the kPlain path): the passes take the *_tame forms, which give the same values.
 // after_reads: run by thread 0 once every thread has finished its last pass over the slices
 // of a row without gradients (reduce_stats; the prefetch of process_row).
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kTame, bool kHaveS, class Hook>
+template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame, bool kHaveS, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads) {
@@ -598,9 +613,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   const int n = r.n;
   float st[Policy::kStats];
   constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
-  static_assert(!(kOnePassRow && kUnitT), "the one-pass rows at T = 1 take one_exchange_row");
+  static_assert(!(kOnePassRow && kT != TempForm::any), "the one-pass rows at T = 1 or 2^k take one_exchange_row");
   if constexpr (kHaveS) {
-    // S came with the range (one_exchange_row: the two-pass rows at T = 1): no pass 2.
+    // S came with the range (one_exchange_row: the two-pass rows at T = 1 or 2^k): no pass 2.
   } else if constexpr (kOnePassRow) {
     // T != 1: pass 2 with the one-pass statistics relative to the row's maxima (the range
     // exchange came first). one_exchange_row's sums relative to each thread's own maxima would
@@ -610,7 +625,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[kSums];
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = 0.0f;
-    one_pass_sums<Elem, Policy, kUnitT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
+    one_pass_sums<Elem, Policy, kT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<kSums, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, 0, 0, after_reads);
     Policy::stats_from_one_pass(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
   } else if constexpr (Policy::kExactS) {
@@ -625,8 +640,8 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (decltype(whole)::value || k < cnt) {
-          ly += math::fixed_term(math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kUnitT>(prm)));
-          lx += math::fixed_term(math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kUnitT>(prm)));
+          ly += math::fixed_term(math::softmax_term(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm)));
+          lx += math::fixed_term(math::softmax_term(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm)));
         }
       }
     });
@@ -636,7 +651,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     // chunk's 8 terms pairwise, the chunk sums in chunk order; then the CTA and cluster trees),
     // relative to the row's maxima.
     float acc[2] = {0.0f, 0.0f};
-    s_sums<Elem, kUnitT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
+    s_sums<Elem, kT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
   const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
@@ -653,7 +668,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
       read_chunk(x, i, cnt, cx);
       auto column_at = [&](int k) {
         return make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
-                           (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kUnitT>(prm),
+                           (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kT>(prm),
                            !kPlain && prm.prob_path);
       };
       float part[Policy::kStats];
@@ -672,7 +687,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   // Pass 4 (none in the loss-only kernels: LossOnly has no gradient formulas).
   if constexpr (!kIsLossOnly<Policy>) {
     if (r.gp || r.gq)
-      write_gradients<Elem, Policy, kUnitT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq,
+      write_gradients<Elem, Policy, kT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq,
                                                            r.out_vec);
   }
 }
@@ -713,7 +728,7 @@ __device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t 
 // only, so the last pass over the slices precedes the last exchange), thread 0 requests its
 // slices as soon as every thread is done with this row's, and the last exchange, the loss and
 // the row loop overlap their arrival.
-template <class Elem, class Policy, bool kUnitT, bool kPlain, bool kDeferred>
+template <class Elem, class Policy, TempForm kT, bool kPlain, bool kDeferred>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
                                             uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
                                             RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
@@ -768,12 +783,12 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
   ex.make_ready(cl);
-  if constexpr (kPlain && kUnitT && !Policy::kExactS) {
+  if constexpr (kPlain && kT != TempForm::any && !Policy::kExactS) {
     const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
-    one_exchange_row<Elem, Policy, kUnitT, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
+    one_exchange_row<Elem, Policy, kT, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
     // Its barriers also publish the staged support bytes.
-    reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kUnitT>(prm));
+    reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kT>(prm));
     if (rs.poison) {
       // Every thread is past the scan, its only read of the slices (the range exchange's barrier):
       // the next row's slices are requested here, as after the last exchange of any other row.
@@ -786,9 +801,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
       const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
       if (kPlain && rs.tame && prm.allow_tame) {
         if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-        row_passes<Elem, Policy, kUnitT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+        row_passes<Elem, Policy, kT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
       } else {
-        row_passes<Elem, Policy, kUnitT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
+        row_passes<Elem, Policy, kT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
       }
     }
   }
@@ -806,9 +821,9 @@ static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmet
 // The kernel body (the __global__ wrapper is in logit_row_kernels.cuh; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
-// T = 1 path, no gradient code, the row's exchange ends in memory (combine_one_pass_rows).
-// kPaths: the paths the kernel carries (device_types.hpp row_paths, the launcher's choice; a
-// deferred kernel is plain at T = 1).
+// T = 1 or T = 2^k path, no gradient code, the row's exchange ends in memory
+// (combine_one_pass_rows). kPaths: the paths the kernel carries (device_types.hpp row_paths, the
+// launcher's choice; a deferred kernel is plain_unit_t or plain_pow2_t).
 template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
@@ -853,23 +868,29 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       while (next < prm.rows && prm.valid && prm.valid[next] == 0) next += clusters;
       if (next >= prm.rows) next = -1;
     }
+    constexpr TempForm kUnit = TempForm::unit, kAny = TempForm::any;
     if constexpr (kDeferred) {
       static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
-      static_assert(kPaths == RowPaths::plain_unit_t, "the deferred kernels are plain at T = 1");
-      process_row<Elem, Policy, true, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      static_assert(kPaths == RowPaths::plain_unit_t || kPaths == RowPaths::plain_pow2_t,
+                    "the deferred kernels are plain at T = 1 or 2^k");
+      constexpr TempForm kT = kPaths == RowPaths::plain_unit_t ? kUnit : TempForm::power_of_two;
+      process_row<Elem, Policy, kT, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_unit_t) {
-      process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kUnit, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if constexpr (kPaths == RowPaths::plain_pow2_t) {
+      process_row<Elem, Policy, TempForm::power_of_two, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
+                                                                    stream);
     } else if constexpr (kPaths == RowPaths::plain_scaled_t) {
-      process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kAny, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::general) {  // a support mask or the probability path
-      if (unit_t) process_row<Elem, Policy, true, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, false, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-    } else if (plain) {  // all: the launch's path, at run time
-      if (unit_t) process_row<Elem, Policy, true, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, false, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if (plain) {  // all: the launch's path, at run time (any T but by division)
+      if (unit_t) process_row<Elem, Policy, kUnit, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else {
-      if (unit_t) process_row<Elem, Policy, true, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, false, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     }
     __syncthreads();  // every read of this row's slices is done before the next row's copy
   }

@@ -128,7 +128,8 @@ struct RangeCombine {
 
 // The row's range (max y, max x, min y, min x) into the row statistics: the maxima, the poison
 // flag (a NaN max fails every comparison: poison) and whether both sides are tame.
-__device__ __forceinline__ void publish_range(RowShared& rs, const float (&r)[4], float temperature) {
+template <class Temp>
+__device__ __forceinline__ void publish_range(RowShared& rs, const float (&r)[4], Temp temperature) {
   const float m0 = r[0], m1 = r[1];
   rs.poison = (m0 > -math::kInf && m0 < math::kInf && m1 > -math::kInf && m1 < math::kInf) ? 0 : 1;
   rs.tame = rs.poison == 0 && math::tame_side(r[2], m0, temperature) && math::tame_side(r[3], m1, temperature);
@@ -142,8 +143,9 @@ __device__ __forceinline__ void publish_range(RowShared& rs, const float (&r)[4]
 // Every thread must have passed RowExchange::make_ready. parity: of the mailbox's phase (its
 // uses so far, mod 2; by value, so that the reductions, which the compiler keeps out of line,
 // leave the caller's counters in registers).
+template <class Temp>
 __device__ inline void reduce_range(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<1>& box, unsigned parity,
-                                    RowShared& rs, const float (&range)[4], float temperature) {
+                                    RowShared& rs, const float (&range)[4], Temp temperature) {
   const RangeCombine combine;
   constexpr float kIdentity[4] = {-math::kInf, -math::kInf, math::kInf, math::kInf};
   const int lane = threadIdx.x & 31;
@@ -229,8 +231,8 @@ struct NoHook {
 // for a row only after it received B's message of the previous row (mailbox Y), which B sent
 // after it had read X for the row before that; so a slot is never overwritten before its reader
 // is done, and no phase receives bytes of the next (cluster_exchange.cuh).
-template <class Policy>
-__device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float mx, float temperature) {
+template <class Policy, class Temp>
+__device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float mx, Temp temperature) {
   constexpr int K = Policy::kOnePass + 2;
   const float dy = math::shifted_logit(v[4], my, temperature);  // <= 0; -inf for an empty part
   const float dx = math::shifted_logit(v[5], mx, temperature);
@@ -251,9 +253,9 @@ __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float m
 // warp 0 every lane returns the CTA's message: words 0-3 its sums relative to the CTA's maxima
 // (exact zeros past the policy's K), words 4-7 its range. after_reads runs in thread 0 right
 // after the barrier behind which no thread reads the row's slices any more.
-template <class Policy, class Hook>
+template <class Policy, class Hook, class Temp>
 __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc, const float* acc,
-                                                         const float (&range)[4], float temperature,
+                                                         const float (&range)[4], Temp temperature,
                                                          const Hook& after_reads, float (&msg)[8]) {
   constexpr int K = Policy::kOnePass + 2;
   static_assert(K <= 4 && kRecordFloats == 8 && 4 * kStatsWords == 8, "sums in words 0-3, the range in 4-7");
@@ -305,8 +307,8 @@ __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc,
 // docs/semantics.md); lane 0 publishes the row's statistics into rs. The mailbox exchange and
 // the combine kernel of forward-only launches (combine_one_pass_rows) both end here: the same
 // bits.
-template <class Policy>
-__device__ __forceinline__ void one_exchange_combine(float (&v)[8], unsigned ctas, float temperature, RowShared& rs) {
+template <class Policy, class Temp>
+__device__ __forceinline__ void one_exchange_combine(float (&v)[8], unsigned ctas, Temp temperature, RowShared& rs) {
   constexpr int K = Policy::kOnePass + 2;
   const int lane = threadIdx.x & 31;
   float g[4] = {v[4], v[5], v[6], v[7]};
@@ -337,10 +339,10 @@ __device__ __forceinline__ void message_or_identity(const float* m, bool present
   }
 }
 
-template <class Policy, class Hook = NoHook>
+template <class Policy, class Temp, class Hook = NoHook>
 __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& sc, Mailbox<kStatsWords>& box,
                                     unsigned parity, RowShared& rs, const float* acc, const float (&range)[4],
-                                    float temperature, const Hook& after_reads = Hook{}) {
+                                    Temp temperature, const Hook& after_reads = Hook{}) {
   float msg[8] = {};  // (set in warp 0, the only reader)
   one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg);
   const unsigned ctas = cl.num_blocks(), rank = cl.block_rank();
@@ -377,9 +379,9 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
 // after the launch, with one_exchange_combine, in the same order (bitwise the loss the mailbox
 // exchange gives). The records in shared memory are read by warp 0 here and written again only
 // after the CTA barrier that ends the row (logit_rows_body).
-template <class Policy, class Hook = NoHook>
+template <class Policy, class Temp, class Hook = NoHook>
 __device__ void reduce_one_exchange_to_memory(const BlockScratch& sc, float* message, const float* acc,
-                                              const float (&range)[4], float temperature,
+                                              const float (&range)[4], Temp temperature,
                                               const Hook& after_reads = Hook{}) {
   float msg[8] = {};  // (set in warp 0, the only reader)
   one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg);

@@ -15,18 +15,61 @@
 // a division by a small T) can never turn a positive probability into a structural zero.
 #pragma once
 
+#include <stdint.h>
+
+#include <type_traits>
+
 #include "kernels/math/hd.hpp"
 
 namespace divcheck::math {
+
+// The temperature of a row as the formulas below take it: a float T (every shifted logit is the
+// IEEE quotient (z - m) / T), or a PowerOfTwoTemperature, T = 2^k with 2^-k a normal float, which
+// multiplies by 2^-k instead and gives the same bits: for every float d, d / 2^k and d 2^-k are
+// the same real number, and IEEE division and multiplication both round that number once (to
+// nearest even), so they return the same float, zeros, subnormals, overflow to infinity, infinities
+// and NaN included. On the GPU the product is one instruction and the quotient about ten, with a
+// slow path (FCHK and a call) for a zero dividend, which every thread meets once per row at its
+// own maximum (bench/RESULTS.md steps 22, 23 and 38). tests/cpu/math_test.cpp and the GPU tests
+// (tame_exp_check.cu) check the identity.
+struct PowerOfTwoTemperature {
+  float inverse;  // 2^-k, exactly 1 / T
+};
+
+// The two forms (the formulas below are templates over them; C++17, as nvcc compiles the kernels,
+// hence a static_assert and not a concept). Any other type, e.g. a double T, is a compile error.
+template <class T>
+inline constexpr bool kIsTemperature = std::is_same_v<T, float> || std::is_same_v<T, PowerOfTwoTemperature>;
+
+// Whether T = 2^k with 2^-k a normal float (|k| <= 126), and then its power-of-two form (the
+// inverse built from the exponent bits: exact). False for any other T (out is not written).
+DIVCHECK_HD inline bool power_of_two_temperature(float t, PowerOfTwoTemperature& out) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &t, sizeof bits);
+  const uint32_t exponent = bits >> 23;  // the sign bit is 0 for T > 0; a negative T fails below
+  if ((bits & 0x7fffffu) != 0 || exponent < 1 || exponent > 253) return false;
+  const uint32_t inv = (254u - exponent) << 23;  // 2^(127 - e) has the biased exponent 254 - e
+  __builtin_memcpy(&out.inverse, &inv, sizeof inv);
+  return true;
+}
+
+// d / T in the form of the temperature (the same bits in both).
+template <class Temp>
+DIVCHECK_HD inline float divide_by_temperature(float d, Temp temperature) {
+  static_assert(kIsTemperature<Temp>, "a temperature is a float or a PowerOfTwoTemperature");
+  if constexpr (std::is_same_v<Temp, float>) return d / temperature;
+  else return d * temperature.inverse;
+}
 
 // True when a logit makes its whole row NaN (docs/semantics.md, non-finite rule 1).
 DIVCHECK_HD inline bool poisons_row(float z) { return is_nan(z) || z == kInf; }
 
 // t_v = (z_v - m) / T for a row whose max m is finite; -inf only for z_v == -inf.
 // T = 1 divides exactly, so the plain rows share this function with the temperature rows.
-DIVCHECK_HD inline float shifted_logit(float z, float m, float temperature) {
+template <class Temp>
+DIVCHECK_HD inline float shifted_logit(float z, float m, Temp temperature) {
   if (z == -kInf) return -kInf;
-  float t = (z - m) / temperature;
+  float t = divide_by_temperature(z - m, temperature);
   return t < -kFloatMax ? -kFloatMax : t;
 }
 
@@ -50,13 +93,15 @@ DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float s, float log
 // the fixed-point sum sees it. shifted_logit's clamp and -inf test are not needed here: every
 // t_v below -104 (a clamped one, an overflowing z - m, a -inf logit) gives a term below 2^-150,
 // and so does exp(-inf) = +0: all truncate to the same fixed-point 0 (exact_sum.hpp).
-DIVCHECK_HD inline float softmax_term(float z, float m, float temperature) {
-  return f_softmax_exp_ftz((z - m) / temperature);
+template <class Temp>
+DIVCHECK_HD inline float softmax_term(float z, float m, Temp temperature) {
+  return f_softmax_exp_ftz(divide_by_temperature(z - m, temperature));
 }
 
 // p_v and lp_v of one column from its logit and the row's m, S, log S: the probability path
 // (log_target = False) or the log-softmax path (p = exp(lp)). Both backends call this.
-DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float log_s, float temperature,
+template <class Temp>
+DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float log_s, Temp temperature,
                                              bool prob_path) {
   const float t = shifted_logit(z, m, temperature);
   if (prob_path) return prob_path_from_shifted(t, s, log_s);
@@ -75,15 +120,20 @@ DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float lo
 // values); every other row takes the general forms. kernels/cuda tests check the equalities.
 inline constexpr float kTameShift = -64.0f;
 
-DIVCHECK_HD inline bool tame_side(float min_z, float m, float temperature) {
-  return (min_z - m) / temperature >= kTameShift;  // false for a -inf or NaN minimum
+template <class Temp>
+DIVCHECK_HD inline bool tame_side(float min_z, float m, Temp temperature) {
+  return divide_by_temperature(min_z - m, temperature) >= kTameShift;  // false for a -inf or NaN minimum
 }
 
 // shifted_logit of a tame row.
-DIVCHECK_HD inline float shifted_logit_tame(float z, float m, float temperature) { return (z - m) / temperature; }
+template <class Temp>
+DIVCHECK_HD inline float shifted_logit_tame(float z, float m, Temp temperature) {
+  return divide_by_temperature(z - m, temperature);
+}
 
 // softmax_column of a tame row on the log-softmax path.
-DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s, float temperature) {
+template <class Temp>
+DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s, Temp temperature) {
   const float lp = log_softmax_from_shifted(shifted_logit_tame(z, m, temperature), log_s);
   return {f_softmax_exp_ftz(lp), lp};
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/lane_sum.hpp"
@@ -93,6 +94,49 @@ TEST(MathSoftmax, ShiftedLogitKeepsPositiveProbabilitiesPositive) {
   const ProbAndLog zero = prob_path_from_shifted(-kInf, 2.0f, std::log(2.0f));
   EXPECT_EQ(zero.p, 0.0f);
   EXPECT_EQ(zero.lp, -kInf);
+}
+
+// T = 2^k: the kernels multiply by 2^-k where the formulas divide by T (PowerOfTwoTemperature).
+// The identity RN(d / 2^k) = RN(d 2^-k) holds for every float d (the same real number, rounded
+// once each); here for every k the form exists for and d over every exponent (random
+// mantissas), the subnormals, zeros, the largest floats (overflow when k < 0), infinities and
+// NaN; and every T that is not such a power of two is refused.
+TEST(MathSoftmax, PowerOfTwoTemperatureDividesByMultiplying) {
+  std::mt19937 rng(38);
+  std::vector<float> d = {0.0f, -0.0f, kInf, -kInf, kNaNf, kFloatMax, -kFloatMax, kFloatMinNormal,
+                          std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()};
+  for (std::uint32_t e = 0; e < 255; ++e)  // every exponent field (0: the subnormals), both signs
+    for (int i = 0; i < 40; ++i) {
+      const std::uint32_t bits = (e << 23) | (rng() & 0x7fffffu) | (i % 2 ? 0x80000000u : 0u);
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      d.push_back(f);
+    }
+  int forms = 0;
+  for (int k = -130; k <= 130; ++k) {
+    const float t = std::ldexp(1.0f, k);
+    PowerOfTwoTemperature p{};
+    const bool is_form = power_of_two_temperature(t, p);
+    ASSERT_EQ(is_form, k >= -126 && k <= 126) << "k " << k;  // 2^-k must be a normal float
+    if (!is_form) continue;
+    ++forms;
+    ASSERT_EQ(p.inverse, std::ldexp(1.0f, -k)) << "k " << k;
+    for (float x : d) {
+      const float a = divide_by_temperature(x, t), b = divide_by_temperature(x, p);
+      std::uint32_t ba, bb;
+      std::memcpy(&ba, &a, sizeof a);
+      std::memcpy(&bb, &b, sizeof b);
+      ASSERT_TRUE(ba == bb || (std::isnan(a) && std::isnan(b))) << "d " << x << " k " << k;
+    }
+    // The shared formulas take either form: the same bits.
+    ASSERT_EQ(shifted_logit(-3.25f, 1.5f, t), shifted_logit(-3.25f, 1.5f, p));
+  }
+  EXPECT_EQ(forms, 253);
+  PowerOfTwoTemperature p{};
+  for (float t : {3.0f, 0.7f, 1.5f, std::nextafter(2.0f, 3.0f), -2.0f, 0.0f, kInf, kNaNf})
+    EXPECT_FALSE(power_of_two_temperature(t, p)) << t;
+  EXPECT_TRUE(power_of_two_temperature(1.0f, p));  // 2^0 (the launcher takes T = 1 first)
+  EXPECT_EQ(p.inverse, 1.0f);
 }
 
 TEST(MathSoftmax, OnlineLogsumexpMatchesTwoPass) {

@@ -3,6 +3,7 @@
 // bitwise equal (staged and unstaged with the same number of CTAs; the automatic plan and the
 // same plan forced; the persistent grid, with its prefetch, and one cluster per row); the
 // automatic plan at the two benchmark shapes keeps rows on chip.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -204,17 +205,22 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
 // Every forward-only launch runs a kernel of its own (device_types.hpp row_variant): KL and
 // cross-entropy on the plain path at T = 1 the deferred kernel, every other the loss-only kernel
 // (no gradient pass; the statistics pass sums only the loss's terms). On every path
-// (the varied case: support mask, log_target = False, T = 0.7, a capped cross-entropy; and its
-// plain form) and on both grids, the loss is bitwise the loss of the same case with gradients:
+// (the varied case: support mask, log_target = False, T = 0.7, a capped cross-entropy; its
+// plain form; and the temperature rows' plain form at T = 2) and on both grids, the loss is bitwise the loss of the same case with gradients:
 // the same sums in the same order. Row 3 carries a NaN logit (its loss NaN, as with gradients).
 TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   std::map<cuda::RowVariant, int> variants;
   std::map<cuda::RowPaths, int> paths;
   for (DivergenceId id : logit_rows())
     for (DType dt : {DType::bf16, DType::f32})
-      for (bool plain : {false, true}) {
+      for (int form : {0, 1, 2}) {  // varied; plain; plain at T = 2 (the temperature rows only)
+        const auto& params = info(id).params;
+        const bool plain = form >= 1,
+                   has_t = std::find(params.begin(), params.end(), ParamKind::temperature) != params.end();
+        if (form == 2 && !has_t) continue;
         Case c = varied_case(id, dt, 2, 150, 4099, 95);
         if (plain) make_plain(c);
+        if (form == 2) c.params.temperature = 2.0;  // RowPaths::plain_pow2_t
         Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
         p->set(3 * 4099 + 5, std::numeric_limits<double>::quiet_NaN());
         const Case f = forward_only(c);
@@ -230,7 +236,8 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
         EXPECT_EQ(cuda::row_variant(with), cuda::RowVariant::full);
         EXPECT_EQ(cuda::row_paths(with), cuda::row_paths(args));  // the same paths with and without gradients
         ++paths[cuda::row_paths(with)];
-        SCOPED_TRACE(label(c) + (plain ? " plain" : " varied") + " variant " + std::to_string(static_cast<int>(v)));
+        SCOPED_TRACE(label(c) + (plain ? " plain" : " varied") + (form == 2 ? " T=2" : "") + " variant " +
+                     std::to_string(static_cast<int>(v)));
         for (int grid : {0, 1}) {
           CudaOptions o;
           o.row_grid = grid;
@@ -242,16 +249,19 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
           EXPECT_TRUE(bitwise_same(a, b_loss)) << "row grid " << grid;
         }
       }
-  // The seven rows other than KL and cross-entropy never defer: 7 x 2 dtypes x 2 paths at least.
-  EXPECT_GE(variants[cuda::RowVariant::loss_only], 28);
-  EXPECT_GE(variants[cuda::RowVariant::deferred], 4);  // KL and cross-entropy on the plain path
-  EXPECT_EQ(variants[cuda::RowVariant::loss_only] + variants[cuda::RowVariant::deferred], 36);
+  // The seven rows other than KL and cross-entropy never defer (7 x 2 dtypes x 2 forms at least),
+  // and ts-Jefferys at T = 2 runs the loss-only power-of-two kernel (x 2 dtypes).
+  EXPECT_GE(variants[cuda::RowVariant::loss_only], 28 + 2);
+  // KL and cross-entropy on the plain path, and ts-KL at T = 2 (x 2 dtypes).
+  EXPECT_GE(variants[cuda::RowVariant::deferred], 4 + 2);
+  EXPECT_EQ(variants[cuda::RowVariant::loss_only] + variants[cuda::RowVariant::deferred], 36 + 4);
   EXPECT_GE(paths[cuda::RowPaths::plain_unit_t], 14);   // the seven rows at T = 1, plain, x 2 dtypes
+  EXPECT_EQ(paths[cuda::RowPaths::plain_pow2_t], 4);    // the two temperature rows at T = 2, x 2 dtypes
   EXPECT_GE(paths[cuda::RowPaths::plain_scaled_t], 4);  // the temperature rows (T = 0.7), x 2 dtypes
   EXPECT_GT(paths[cuda::RowPaths::general], 0);  // varied cases with a support mask or log_target = False
-  EXPECT_EQ(paths[cuda::RowPaths::plain_unit_t] + paths[cuda::RowPaths::plain_scaled_t] +
-                paths[cuda::RowPaths::general],
-            36);
+  EXPECT_EQ(paths[cuda::RowPaths::plain_unit_t] + paths[cuda::RowPaths::plain_pow2_t] +
+                paths[cuda::RowPaths::plain_scaled_t] + paths[cuda::RowPaths::general],
+            36 + 4);
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

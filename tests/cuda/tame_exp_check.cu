@@ -1,4 +1,5 @@
-// Exhaustive device check of the tame exponential range (tame_exp_check.hpp).
+// Exhaustive device checks of the tame exponential range and of the power-of-two temperature
+// (tame_exp_check.hpp).
 #include "tests/cuda/tame_exp_check.hpp"
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/math/hd.hpp"
+#include "kernels/math/softmax.hpp"
 
 namespace divcheck::gputest {
 namespace {
@@ -65,6 +67,60 @@ TameExpCheck check_tame_exponentials() {
     const unsigned int bits = 0x80000000u + h.first_bits;
     std::memcpy(&r.first_mismatch, &bits, sizeof bits);
   }
+  return r;
+}
+
+namespace {
+
+// Thread i checks the float d with bits i for every k of the list: the device's IEEE division
+// d / 2^k against the product d 2^-k that math::PowerOfTwoTemperature computes.
+__global__ void compare_power_of_two_divisions(const int* ks, int nk, Counters* out) {
+  const unsigned int stride = gridDim.x * blockDim.x;
+  unsigned long long bad = 0;
+  unsigned int first = 0xffffffffu;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;; i += stride) {
+    const float d = __uint_as_float(i);
+    for (int j = 0; j < nk; ++j) {
+      const float t = ldexpf(1.0f, ks[j]);
+      math::PowerOfTwoTemperature p{};
+      math::power_of_two_temperature(t, p);
+      const float a = math::divide_by_temperature(d, t), b = math::divide_by_temperature(d, p);
+      const bool same = __float_as_uint(a) == __float_as_uint(b) || (a != a && b != b);
+      if (!same) {
+        ++bad;
+        first = min(first, i);
+      }
+    }
+    if (i > 0xffffffffu - stride) break;  // the last lap (no wrap-around)
+  }
+  if (bad) {
+    atomicAdd(&out->mismatches, bad);
+    atomicMin(&out->first_bits, first);
+  }
+}
+
+}  // namespace
+
+PowerOfTwoDivisionCheck check_power_of_two_divisions() {
+  const int ks[] = {1, 2, -1, -2, 5, -7, 30, -30, 126, -126};
+  PowerOfTwoDivisionCheck r;
+  r.ks = sizeof ks / sizeof ks[0];
+  int* dk = nullptr;
+  Counters* d = nullptr;
+  check(cudaMalloc(&dk, sizeof ks), "cudaMalloc");
+  check(cudaMalloc(&d, sizeof(Counters)), "cudaMalloc");
+  const Counters init{0, 0, 0xffffffffu};
+  check(cudaMemcpy(dk, ks, sizeof ks, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
+  compare_power_of_two_divisions<<<1024, 256>>>(dk, r.ks, d);  // 2^18 threads: 2^14 laps
+  check(cudaGetLastError(), "compare_power_of_two_divisions launch");
+  Counters h{};
+  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
+  check(cudaFree(d), "cudaFree");
+  check(cudaFree(dk), "cudaFree");
+  r.tested = (std::uint64_t{1} << 32) * static_cast<std::uint64_t>(r.ks);
+  r.mismatches = h.mismatches;
+  if (h.mismatches) std::memcpy(&r.first_mismatch, &h.first_bits, sizeof h.first_bits);
   return r;
 }
 

@@ -21,4 +21,15 @@ struct TameExpCheck {
 // Runs on the current CUDA device (throws on a CUDA error).
 TameExpCheck check_tame_exponentials();
 
+// Device check behind math::PowerOfTwoTemperature: for every float d (all 2^32 bit patterns) and
+// ten k in [-126, 126], the device's IEEE division d / 2^k and the product d 2^-k return the same
+// bits (NaN: both NaN).
+struct PowerOfTwoDivisionCheck {
+  int ks = 0;                     // powers checked
+  std::uint64_t tested = 0;       // (d, k) pairs
+  std::uint64_t mismatches = 0;
+  float first_mismatch = 0.0f;    // the smallest-bits d of a mismatch
+};
+PowerOfTwoDivisionCheck check_power_of_two_divisions();
+
 }  // namespace divcheck::gputest

@@ -35,6 +35,14 @@ TEST_F(GpuTame, ExponentialsOfTheTameRangeAreTheSameBits) {
   EXPECT_LE(kTameExpLowest, math::kTameShift - std::log(2147483648.0));
 }
 
+TEST_F(GpuTame, PowerOfTwoTemperaturesDivideByMultiplying) {
+  const PowerOfTwoDivisionCheck r = check_power_of_two_divisions();
+  std::cout << "[ pow2 ] " << r.tested << " (d, 2^k) pairs, every float d and " << r.ks << " k: " << r.mismatches
+            << " mismatches\n";
+  EXPECT_EQ(r.tested, 10ull << 32);
+  EXPECT_EQ(r.mismatches, 0u) << "first at d = " << r.first_mismatch;
+}
+
 // Makes position 0 hold a -inf logit and position 2 a spread beyond 64 T on one side (both
 // general rows), and returns how many valid positions the kernel should treat as tame.
 std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {

@@ -15,6 +15,7 @@
 #include "kernels/cuda/logit_rows_kernel.cuh"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_device.cuh"
+#include "kernels/cuda/row_kernel_choice.cuh"
 #include "kernels/cuda/tvd_prob_rows.cuh"
 #include "kernels/cuda/workspace.hpp"
 #include "tests/cuda/emulation/emulator.hpp"
@@ -60,34 +61,13 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
 
-// The launcher's choice (logit_row_kernels.cuh row_kernel_of), emulated.
-template <class Elem, class Policy>
-void emulate_policy(const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant, RowPaths paths) {
-  if (variant == RowVariant::loss_only) return emulate_rows<Elem, LossOnly<Policy>, false, RowPaths::all>(prm, plan);
-  switch (paths) {
-    case RowPaths::plain_unit_t: return emulate_rows<Elem, Policy, false, RowPaths::plain_unit_t>(prm, plan);
-    case RowPaths::plain_scaled_t: return emulate_rows<Elem, Policy, false, RowPaths::plain_scaled_t>(prm, plan);
-    case RowPaths::general: return emulate_rows<Elem, Policy, false, RowPaths::general>(prm, plan);
-    case RowPaths::all: break;  // not the path set of a launch (row_paths)
-  }
-  throw std::logic_error("emulate_policy: no kernel with gradients for the path set 'all'");
-}
-
+// The launcher's choice (row_kernel_choice.cuh, the same table), emulated.
 template <class Elem>
 void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant,
                      RowPaths paths) {
-  if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels (defers_row_loss)
-    if (k == LogitKind::kl) return emulate_rows<Elem, KlPolicy, true, RowPaths::plain_unit_t>(prm, plan);
-    return emulate_rows<Elem, CrossEntropyPolicy, true, RowPaths::plain_unit_t>(prm, plan);
-  }
-  switch (k) {
-    case LogitKind::kl: return emulate_policy<Elem, KlPolicy>(prm, plan, variant, paths);
-    case LogitKind::jefferys: return emulate_policy<Elem, JefferysPolicy>(prm, plan, variant, paths);
-    case LogitKind::cross_entropy: return emulate_policy<Elem, CrossEntropyPolicy>(prm, plan, variant, paths);
-    case LogitKind::jensen_shannon: return emulate_policy<Elem, JensenShannonPolicy>(prm, plan, variant, paths);
-    case LogitKind::hellinger: return emulate_policy<Elem, HellingerPolicy>(prm, plan, variant, paths);
-    case LogitKind::total_variation: return emulate_policy<Elem, TotalVariationPolicy>(prm, plan, variant, paths);
-  }
+  visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
+    emulate_rows<Elem, Policy, kDeferred, kPaths>(prm, plan);
+  });
 }
 
 void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
@@ -169,8 +149,12 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   if (defers_row_loss(a)) {  // forward-only one-exchange rows: combine_one_pass_rows (8 rows per block)
     const auto ctas = static_cast<unsigned>(plan.ctas);
     emu::launch({grid_for(a.batch * a.seq, 8, 65535), 256u, 1}, [&] {
-      if (a.kind == LogitKind::kl) combine_one_pass_rows_body<KlPolicy>(prm, ctas);
-      else combine_one_pass_rows_body<CrossEntropyPolicy>(prm, ctas);
+      if (row_paths(a) == RowPaths::plain_pow2_t)  // KL only (has_power_of_two_kernels)
+        combine_one_pass_rows_body<KlPolicy, TempForm::power_of_two>(prm, ctas);
+      else if (a.kind == LogitKind::kl)
+        combine_one_pass_rows_body<KlPolicy, TempForm::unit>(prm, ctas);
+      else
+        combine_one_pass_rows_body<CrossEntropyPolicy, TempForm::unit>(prm, ctas);
     });
   }
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);

@@ -182,6 +182,45 @@ TEST(KernelEmulation, LossOnlyForwardLossEqualsTheLossWithGradients) {
   EXPECT_GE(runs, 14);  // the seven rows other than KL and cross-entropy never defer: 7 x 2 paths
 }
 
+// The temperature rows at T = 2^k on the plain path (RowPaths::plain_pow2_t: the division by T
+// is a multiplication, and the launches take the T = 1 structure: one exchange; forward-only
+// ts-KL deferred): T = 2 and 0.5, clusters of 1, 2 and 4 CTAs in turn, with gradients and forward
+// only; within the bound, staged bitwise equal to unstaged, and the forward-only loss bitwise the
+// loss with gradients. The tame rows are counted: the tame forms run.
+TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
+  int runs = 0, deferred = 0;
+  for (DivergenceId id : {DivergenceId::temperature_scaled_masked_kl_divergence,
+                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
+    for (double t : {2.0, 0.5}) {
+      const std::int64_t V = 2003;
+      Case c = varied_case(id, DType::bf16, 2, 3, V, 89);
+      make_plain(c);
+      c.params.temperature = t;  // (no poisoned row: one NaN would make the token mean NaN)
+      const Case f = forward_only(c);
+      const cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
+      ASSERT_EQ(cuda::row_paths(args), cuda::RowPaths::plain_pow2_t);
+      deferred += cuda::row_variant(args) == cuda::RowVariant::deferred;
+      const int ctas = 1 << (runs % 3);
+      SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + " " + std::to_string(ctas) + " CTAs");
+      std::int64_t tame = -1;
+      CudaOptions staged{ctas, true}, unstaged{ctas, false};
+      staged.tame_rows_out = &tame;
+      const Outputs b = compute(*make_emulated_cuda_backend(staged), c);
+      ASSERT_FALSE(b.grads.empty());
+      EXPECT_TRUE(gpu_passes(b, c, compute_reference(c)));
+      EXPECT_GT(tame, 0);
+      EXPECT_TRUE(bitwise_same(b, compute(*make_emulated_cuda_backend(unstaged), c))) << "staged and unstaged differ";
+      const Outputs a = compute(*make_emulated_cuda_backend(CudaOptions{ctas, true}), f);
+      Outputs b_loss;
+      b_loss.loss = b.loss;
+      EXPECT_TRUE(bitwise_same(a, b_loss));
+      EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
+      ++runs;
+    }
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(deferred, 2);  // ts-KL (the KL policy) at both temperatures
+}
+
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
 // kernel's plain path (log-softmax, no support mask: varied_case gives the rows that have one a
 // support mask), where T = 1 takes one_exchange_row.

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/plan_math.hpp"
+#include "kernels/cuda/row_kernel_choice.cuh"
 #include "kernels/cuda/workspace.hpp"
 #include "reference/real_engine.hpp"
 
@@ -105,33 +106,68 @@ TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
 }
 
 // The kernel instantiation of a launch (row_variant, row_paths): forward only, KL and
-// cross-entropy on the plain path at T = 1 defer their rows, every other forward-only launch runs
-// the loss-only kernel; with gradients the full kernel; each for the launch's path set (plain at
-// T = 1, plain at T != 1, or general: a support mask or the probability path).
+// cross-entropy on the plain path at T = 1 (and KL at T = 2^k) defer their rows, every other
+// forward-only launch runs the loss-only kernel; with gradients the full kernel; each for the
+// launch's path set (plain at T = 1; plain at T = 2^k for KL and Jefferys, the policies of the
+// temperature rows; plain at any other T; or general: a support mask or the probability path).
+// And the kernel table (row_kernel_choice.cuh) has an instantiation for every such launch.
 TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   static char buffer;
+  int pow2 = 0, tables = 0;
   for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
                       LogitKind::hellinger, LogitKind::total_variation})
-    for (int path = 0; path < 5; ++path)  // plain, support mask, probability path, T = 2, both at T = 2
+    // plain, support mask, probability path, T = 2, both at T = 2, T = 0.25, T = 3
+    for (int path = 0; path < 7; ++path)
       for (bool gradients : {false, true}) {
         LogitArgs a;
         a.kind = k;
         if (path == 1) a.support = reinterpret_cast<const std::uint8_t*>(&buffer);
         if (path == 2 || path == 4) a.prob_path = true;
-        if (path >= 3) a.temperature = 2.0;
+        if (path == 3 || path == 4) a.temperature = 2.0;
+        if (path == 5) a.temperature = 0.25;
+        if (path == 6) a.temperature = 3.0;
         if (gradients) a.grad_p = a.grad_q = &buffer;
         const bool one_pass = k == LogitKind::kl || k == LogitKind::cross_entropy;
+        const bool temperature_policy = k == LogitKind::kl || k == LogitKind::jefferys;
+        RowPaths want_paths = RowPaths::general;
+        if (path == 0) want_paths = RowPaths::plain_unit_t;
+        if (path == 3 || path == 5) want_paths = temperature_policy ? RowPaths::plain_pow2_t : RowPaths::plain_scaled_t;
+        if (path == 6) want_paths = RowPaths::plain_scaled_t;
         RowVariant want = RowVariant::full;
-        if (!gradients) want = one_pass && path == 0 ? RowVariant::deferred : RowVariant::loss_only;
-        const RowPaths want_paths = path == 0   ? RowPaths::plain_unit_t
-                                    : path == 3 ? RowPaths::plain_scaled_t
-                                                : RowPaths::general;
+        if (!gradients) {
+          const bool defers = (one_pass && path == 0) || (k == LogitKind::kl && want_paths == RowPaths::plain_pow2_t);
+          want = defers ? RowVariant::deferred : RowVariant::loss_only;
+        }
         SCOPED_TRACE("kind " + std::to_string(static_cast<int>(k)) + ", path " + std::to_string(path) +
                      (gradients ? ", gradients" : ", forward only"));
         EXPECT_EQ(row_variant(a), want);
         EXPECT_EQ(row_paths(a), want_paths);
         EXPECT_EQ(defers_row_loss(a), want == RowVariant::deferred);
+        pow2 += row_paths(a) == RowPaths::plain_pow2_t;
+        // The table has the kernel: the visitor is called once with the launch's template arguments.
+        int calls = 0;
+        visit_row_kernel(k, row_variant(a), row_paths(a), [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
+          ++calls;
+          EXPECT_EQ(kDeferred, want == RowVariant::deferred);
+          EXPECT_EQ(kIsLossOnly<Policy>, want == RowVariant::loss_only);
+          // Loss-only kernels carry every path but plain_pow2_t; the others exactly the launch's.
+          const bool all = want == RowVariant::loss_only && want_paths != RowPaths::plain_pow2_t;
+          EXPECT_EQ(kPaths, all ? RowPaths::all : want_paths);
+        });
+        EXPECT_EQ(calls, 1);
+        tables += calls;
       }
+  EXPECT_EQ(pow2, 2 * 2 * 2);  // KL and Jefferys x T = 2, 0.25 x with and without gradients
+  EXPECT_EQ(tables, 6 * 7 * 2);
+  // Combinations no launch takes are refused with the argument named.
+  EXPECT_THROW(visit_row_kernel(LogitKind::cross_entropy, RowVariant::full, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::kl, RowVariant::loss_only, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::jefferys, RowVariant::deferred, RowPaths::plain_unit_t, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::kl, RowVariant::full, RowPaths::all, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
   LogitArgs one_gradient;  // one gradient wanted is a launch with gradients
   one_gradient.grad_q = &buffer;
   EXPECT_EQ(row_variant(one_gradient), RowVariant::full);
@@ -139,6 +175,10 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
   one_gradient.temperature = 1.00000001;  // rounds to 1.0f: the kernel sees T = 1
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_unit_t);
+  one_gradient.temperature = 2.0000001;  // rounds to 2.0f: the power-of-two kernel
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_pow2_t);
+  one_gradient.temperature = std::ldexp(1.0, 127);  // 2^-127 is not a normal float: division
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+// Which instantiation of the logit row kernel (logit_rows_body<Elem, Policy, kDeferred, kPaths>)
+// a launch runs, as one table for the launcher (logit_row_kernels.cuh) and the kernel emulator
+// (tests/cuda/emulation), so that the two cannot drift. device_types.hpp row_variant and
+// row_paths give the variant and the path set of a launch; this maps them to a policy and the
+// kernel's template arguments:
+//   deferred:  KL and cross-entropy at T = 1 (plain_unit_t), KL at T = 2^k (plain_pow2_t);
+//   loss_only: LossOnly<Policy> with every path (RowPaths::all), but plain_pow2_t, which has a
+//              LossOnly kernel of its own (Jefferys: the one two-pass policy with power-of-two
+//              kernels; KL's forward-only launches there are deferred);
+//   full:      the policy with the launch's path set.
+// plain_pow2_t exists only for the kinds of has_power_of_two_kernels (KL, Jefferys: the policies
+// of the temperature rows). visit is called as visit.template operator()<Policy, kDeferred,
+// kPaths>() and its result returned; a combination no launch takes is an InvalidArgument.
+#pragma once
+
+#include <string>
+
+#include "core/errors.hpp"
+#include "kernels/cuda/device_types.hpp"
+#include "kernels/cuda/row_policies.cuh"
+
+namespace divcheck::cuda {
+
+namespace row_choice_detail {
+
+[[noreturn]] inline void refuse(const char* argument, int value, const char* why) {
+  throw InvalidArgument(argument, std::to_string(value), why);
+}
+
+template <class Policy, bool kPow2, class Visit>
+decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
+  if (paths == RowPaths::plain_pow2_t && !kPow2)
+    refuse("paths", static_cast<int>(paths), "this kind has no power-of-two kernels (has_power_of_two_kernels)");
+  if (variant == RowVariant::loss_only) {
+    if constexpr (kPow2 && Policy::kOnePass == 0) {
+      if (paths == RowPaths::plain_pow2_t)
+        return visit.template operator()<LossOnly<Policy>, false, RowPaths::plain_pow2_t>();
+    } else {
+      if (paths == RowPaths::plain_pow2_t)
+        refuse("paths", static_cast<int>(paths), "a forward-only one-pass launch at T = 2^k is deferred");
+    }
+    return visit.template operator()<LossOnly<Policy>, false, RowPaths::all>();
+  }
+  switch (paths) {
+    case RowPaths::plain_unit_t: return visit.template operator()<Policy, false, RowPaths::plain_unit_t>();
+    case RowPaths::plain_pow2_t:
+      if constexpr (kPow2) return visit.template operator()<Policy, false, RowPaths::plain_pow2_t>();
+      break;  // (refused above)
+    case RowPaths::plain_scaled_t: return visit.template operator()<Policy, false, RowPaths::plain_scaled_t>();
+    case RowPaths::general: return visit.template operator()<Policy, false, RowPaths::general>();
+    case RowPaths::all: break;
+  }
+  refuse("paths", static_cast<int>(paths), "not the path set of a launch with gradients");
+}
+
+}  // namespace row_choice_detail
+
+template <class Visit>
+decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths, Visit&& visit) {
+  using row_choice_detail::refuse;
+  using row_choice_detail::visit_policy;
+  if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels
+    if (k == LogitKind::kl && paths == RowPaths::plain_pow2_t)
+      return visit.template operator()<KlPolicy, true, RowPaths::plain_pow2_t>();
+    if (paths != RowPaths::plain_unit_t)
+      refuse("paths", static_cast<int>(paths), "a deferred kernel is plain at T = 1 (or, for KL, at T = 2^k)");
+    if (k == LogitKind::kl) return visit.template operator()<KlPolicy, true, RowPaths::plain_unit_t>();
+    if (k == LogitKind::cross_entropy) return visit.template operator()<CrossEntropyPolicy, true, RowPaths::plain_unit_t>();
+    refuse("kind", static_cast<int>(k), "has no deferred row kernel (not KL or cross-entropy)");
+  }
+  using K = LogitKind;
+  switch (k) {
+    case K::kl: return visit_policy<KlPolicy, has_power_of_two_kernels(K::kl)>(variant, paths, visit);
+    case K::jefferys: return visit_policy<JefferysPolicy, has_power_of_two_kernels(K::jefferys)>(variant, paths, visit);
+    case K::cross_entropy:
+      return visit_policy<CrossEntropyPolicy, has_power_of_two_kernels(K::cross_entropy)>(variant, paths, visit);
+    case K::jensen_shannon:
+      return visit_policy<JensenShannonPolicy, has_power_of_two_kernels(K::jensen_shannon)>(variant, paths, visit);
+    case K::hellinger: return visit_policy<HellingerPolicy, has_power_of_two_kernels(K::hellinger)>(variant, paths, visit);
+    case K::total_variation:
+      return visit_policy<TotalVariationPolicy, has_power_of_two_kernels(K::total_variation)>(variant, paths, visit);
+  }
+  refuse("kind", static_cast<int>(k), "not a logit row kernel");
+}
+
+}  // namespace divcheck::cuda
