@@ -2,6 +2,7 @@
 #include "kernels/cpu/reduction.hpp"
 
 #include "core/errors.hpp"
+#include "kernels/cpu/lane_sum.hpp"
 #include "kernels/cpu/tensor_rows.hpp"
 
 namespace divcheck::cpu {
@@ -41,20 +42,20 @@ float PositionReduction::coef(std::int64_t b, std::int64_t t) const {
   return static_cast<float>(w * inv_temperature_);
 }
 
+// Every float sum here is in the lane order of kernels/math/reduction_order.hpp (lane_sum, masked
+// positions +0, which changes no bit: a lane starts at +0 and never holds -0), as the CUDA
+// backend's reductions (kernels/cuda/position_device.cuh): depth ceil(n/1024) + 10 <= sigma(n).
 Tensor PositionReduction::loss() const {
+  auto at = [&](std::int64_t i) { return valid_[static_cast<std::size_t>(i)] ? ell_[static_cast<std::size_t>(i)] : 0.0f; };
   if (kind_ == ReductionKind::token_mean) {
-    float sum = 0.0f;
-    for (std::int64_t i = 0; i < batch_ * seq_; ++i)
-      if (valid_[static_cast<std::size_t>(i)]) sum = sum + ell_[static_cast<std::size_t>(i)];
+    const float sum = lane_sum(batch_ * seq_, at);
     return Tensor::scalar_f32(total_ == 0 ? 0.0f : sum / static_cast<float>(total_));
   }
   std::vector<float> s(static_cast<std::size_t>(batch_), 0.0f);
   for (std::int64_t b = 0; b < batch_; ++b) {
     const std::int64_t n_b = count_[static_cast<std::size_t>(b)];
     if (n_b == 0) continue;  // a fully masked sequence contributes exactly 0
-    float sum = 0.0f;
-    for (std::int64_t t = 0; t < seq_; ++t)
-      if (valid(b, t)) sum = sum + ell_[static_cast<std::size_t>(b * seq_ + t)];
+    const float sum = lane_sum(seq_, [&](std::int64_t t) { return at(b * seq_ + t); });
     s[static_cast<std::size_t>(b)] = sum / static_cast<float>(n_b);
   }
   if (kind_ == ReductionKind::sequence_none) {
@@ -62,8 +63,7 @@ Tensor PositionReduction::loss() const {
     for (std::int64_t b = 0; b < batch_; ++b) out.set(b, s[static_cast<std::size_t>(b)]);
     return out;
   }
-  float total = 0.0f;
-  for (float v : s) total = total + v;
+  const float total = lane_sum(batch_, [&](std::int64_t b) { return s[static_cast<std::size_t>(b)]; });
   return Tensor::scalar_f32(total / static_cast<float>(batch_));
 }
 

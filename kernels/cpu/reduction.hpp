@@ -3,7 +3,8 @@
 //   sequence mean: s_b = (sum_t valid ell_bt) / n_b (0 when n_b = 0); "mean" = (sum_b s_b) / B,
 //                  "none" = the vector s; w_bt = 1/(B n_b) resp. 1/n_b;
 //   token mean:    (sum valid ell) / N_valid (0 when nothing is valid); w_bt = 1/N_valid.
-// Sums over positions are sequential in (b, t) order, in float32. The gradient coefficient
+// Sums over positions (and over the s_b) are float32 sums in the lane order of
+// kernels/math/reduction_order.hpp (cpu/lane_sum.hpp), as the CUDA backend's. The gradient coefficient
 // coef_bt = w_bt * g_b / T is formed in double and rounded once to float.
 #pragma once
 

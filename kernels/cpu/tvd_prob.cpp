@@ -3,8 +3,8 @@
 // Rows whose label is ignore_index are inert (never read, gradient +0). A row's value is
 // (1/2) sum_v |p - q| (lane order); reductions: sum (scale 1), batchmean (1/n_valid),
 // mean (1/(n_valid V)), none (the (N, V) elements |p - q|/2, ignored rows 0). The loss is
-// scale * (sequential float sum of the valid rows' values), rounded once; no valid row
-// gives exactly 0.
+// scale * (the float sum of the valid rows' values in the lane order of reduction_order.hpp,
+// ignored rows +0), rounded once; no valid row gives exactly 0.
 // Gradient to p: (scale g / 2) sgn(p - q), with g of shape (N, V) for "none".
 #include "kernels/cpu/tvd_prob.hpp"
 
@@ -46,7 +46,7 @@ Outputs run_tvd_prob(const Case& c) {
 
   const auto n = static_cast<std::size_t>(V);
   std::vector<float> p(n), q(n), row(n), g(n);
-  float total = 0.0f;
+  std::vector<float> row_value(static_cast<std::size_t>(N), 0.0f);  // ignored rows: +0
   for (std::int64_t i = 0; i < N; ++i) {
     if (!valid[static_cast<std::size_t>(i)]) continue;
     const std::int64_t off = i * V;
@@ -56,7 +56,8 @@ Outputs run_tvd_prob(const Case& c) {
       for (std::int64_t v = 0; v < V; ++v) row[static_cast<std::size_t>(v)] = math::tvd_prob_element(p[v], q[v]);
       store_f32(out.loss, off, V, row.data());
     } else {
-      total = total + 0.5f * lane_sum(V, [&](std::int64_t v) { return math::tv_abs_term(p[v], q[v], true); });
+      row_value[static_cast<std::size_t>(i)] =
+          0.5f * lane_sum(V, [&](std::int64_t v) { return math::tv_abs_term(p[v], q[v], true); });
     }
     if (grad_p) {
       for (std::int64_t v = 0; v < V; ++v) {
@@ -67,7 +68,10 @@ Outputs run_tvd_prob(const Case& c) {
     }
   }
   // One rounding of total * scale (scale = 1/n_valid or 1/(n_valid V) formed in double).
-  if (!none) out.loss.set(0, n_valid == 0 ? 0.0 : static_cast<double>(total) * scale);
+  if (!none) {
+    const float total = lane_sum(N, [&](std::int64_t i) { return row_value[static_cast<std::size_t>(i)]; });
+    out.loss.set(0, n_valid == 0 ? 0.0 : static_cast<double>(total) * scale);
+  }
   return out;
 }
 

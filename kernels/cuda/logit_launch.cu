@@ -285,7 +285,7 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
     check_launch("combine_one_pass_rows");
   }
 
-  launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss, stream);
+  launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss, stream);
   return plan;
 }
 

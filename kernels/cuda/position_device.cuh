@@ -1,5 +1,6 @@
 // The device code of the small kernels around the row kernels (launchers and documentation
-// in position_kernels.hpp): valid counts, per-sequence coefficients, sequential reductions.
+// in position_kernels.hpp): valid counts, per-sequence coefficients, the loss reductions (in the
+// lane order of kernels/math/reduction_order.hpp, one warp per sum: lane_order_sum.cuh).
 // The kernels are static: each translation unit that launches them has its own (only
 // position_kernels.cu in the library).
 #pragma once
@@ -7,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/device_types.hpp"
+#include "kernels/cuda/lane_order_sum.cuh"
 
 namespace divcheck::cuda {
 
@@ -26,28 +28,6 @@ __device__ inline long long block_sum(long long v) {
   }
   __syncthreads();  // part[] may be reused by the next call
   return v;
-}
-
-// Thread 0 visits i = 0 .. n-1 in increasing order with (valid_i, value_i); the whole block
-// (kStageThreads threads) stages each chunk of values and flags in shared memory first.
-template <class Visit>
-__device__ void sequential_visit(std::int64_t n, const std::uint8_t* valid, const float* values, Visit&& visit) {
-  __shared__ float vals[kStageThreads];
-  __shared__ unsigned char oks[kStageThreads];
-  for (std::int64_t base = 0; base < n; base += kStageThreads) {
-    const std::int64_t i = base + threadIdx.x;
-    if (i < n) {
-      const bool ok = valid == nullptr || valid[i] != 0;
-      oks[threadIdx.x] = ok ? 1 : 0;
-      vals[threadIdx.x] = ok ? values[i] : 0.0f;  // masked entries are never read
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const int m = static_cast<int>(n - base < kStageThreads ? n - base : kStageThreads);
-      for (int k = 0; k < m; ++k) visit(base + k, oks[k] != 0, vals[k]);
-    }
-    __syncthreads();
-  }
 }
 
 static __global__ void __launch_bounds__(kCountThreads)
@@ -93,39 +73,34 @@ static __global__ void __launch_bounds__(kCountThreads)
   coef[b] = static_cast<float>(w * inv_temperature);  // used only at valid positions (n_b >= 1)
 }
 
-static __global__ void __launch_bounds__(kStageThreads)
-    reduce_positions_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
-                            PositionReduction reduction, const float* row_loss, float* loss) {
-  // Thread 0's running state: the sum of the current sequence (or of everything for
-  // token_mean), its valid count, the position inside the sequence, the sum of the s_b.
-  float sum = 0.0f, grand = 0.0f;
-  long long count = 0, all = 0;
-  std::int64_t t = 0, b = 0;
-  const bool token = reduction == PositionReduction::token_mean;
-  sequential_visit(batch * seq, valid, row_loss, [&](std::int64_t, bool ok, float ell) {
-    if (ok) {
-      sum = sum + ell;
-      ++count;
-      ++all;
-    }
-    if (token) return;
-    if (++t == seq) {  // end of sequence b: s_b = sum / n_b, or 0 when nothing is valid
-      const float s_b = count == 0 ? 0.0f : sum / static_cast<float>(count);
-      if (reduction == PositionReduction::sequence_none)
-        loss[b] = s_b;
-      else
-        grand = grand + s_b;
-      sum = 0.0f;
-      count = 0;
-      t = 0;
-      ++b;
-    }
-  });
-  if (threadIdx.x != 0) return;
-  if (token)
-    loss[0] = all == 0 ? 0.0f : sum / static_cast<float>(all);
-  else if (reduction == PositionReduction::sequence_mean)
-    loss[0] = grand / static_cast<float>(batch);
+// s_b of every sequence, one warp per sequence b: n_b = its valid positions, s_b = (the sum of
+// its valid positions' row losses in the lane order of reduction_order.hpp, masked positions
+// +0) / n_b, or 0 when n_b = 0 (a fully masked sequence contributes exactly 0). Masked row losses
+// are never used (the row kernel does not write them). out: (B).
+static __global__ void __launch_bounds__(kCountThreads)
+    sequence_losses_kernel(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq, const float* row_loss,
+                           float* out) {
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t b = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; b < batch;
+       b += warps) {  // (warp-uniform)
+    const std::uint8_t* v = valid ? valid + b * seq : nullptr;
+    const float* ell = row_loss + b * seq;
+    auto ok = [&](std::int64_t t) { return v == nullptr || v[t] != 0; };
+    const long long n = warp_count(seq, ok);
+    const float sum = warp_lane_order_sum(seq, [&](std::int64_t t) { return ok(t) ? ell[t] : 0.0f; });
+    if ((threadIdx.x & 31u) == 0) out[b] = n == 0 ? 0.0f : sum / static_cast<float>(n);
+  }
+}
+
+// loss[0] = (the sum of the valid values in the lane order, masked ones +0) / (their count), or
+// 0 when none is valid; one warp. token_mean: the row losses of all B*T positions under the mask;
+// sequence_mean: the B values s_b, every one counted (valid = nullptr).
+static __global__ void __launch_bounds__(32)
+    mean_kernel(const std::uint8_t* valid, std::int64_t n, const float* values, float* loss) {
+  auto ok = [&](std::int64_t i) { return valid == nullptr || valid[i] != 0; };
+  const long long count = warp_count(n, ok);
+  const float sum = warp_lane_order_sum(n, [&](std::int64_t i) { return ok(i) ? values[i] : 0.0f; });
+  if (threadIdx.x == 0) loss[0] = count == 0 ? 0.0f : sum / static_cast<float>(count);
 }
 
 static __global__ void __launch_bounds__(kStageThreads)
@@ -148,16 +123,14 @@ static __global__ void __launch_bounds__(kStageThreads)
                       : 0.0f;
 }
 
-static __global__ void __launch_bounds__(kStageThreads)
+// tvd_prob: loss = (float)(scale * the sum of the valid rows' values in the lane order), or 0
+// without a valid row; one warp.
+static __global__ void __launch_bounds__(32)
     tvd_total_kernel(const std::uint8_t* valid, std::int64_t rows, const float* row_value, const double* scale,
                      float* loss) {
-  float total = 0.0f;
-  long long n = 0;
-  sequential_visit(rows, valid, row_value, [&](std::int64_t, bool ok, float v) {
-    if (!ok) return;
-    total = total + v;
-    ++n;
-  });
+  auto ok = [&](std::int64_t i) { return valid == nullptr || valid[i] != 0; };
+  const long long n = warp_count(rows, ok);
+  const float total = warp_lane_order_sum(rows, [&](std::int64_t i) { return ok(i) ? row_value[i] : 0.0f; });
   if (threadIdx.x == 0) loss[0] = n == 0 ? 0.0f : static_cast<float>(static_cast<double>(total) * *scale);
 }
 

@@ -1,4 +1,4 @@
-// The small kernels of position_kernels.hpp: counts, coefficients, sequential loss reductions.
+// The small kernels of position_kernels.hpp: counts, coefficients, loss reductions.
 #include "kernels/cuda/position_kernels.hpp"
 
 #include <algorithm>
@@ -33,9 +33,21 @@ void launch_position_weights(std::int64_t batch, PositionReduction reduction, co
 }
 
 void launch_reduce_positions(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
-                             PositionReduction reduction, const float* row_loss, float* loss, cudaStream_t stream) {
-  reduce_positions_kernel<<<1, kStageThreads, 0, stream>>>(valid, batch, seq, reduction, row_loss, loss);
-  check_launch("reduce_positions_kernel");
+                             PositionReduction reduction, const float* row_loss, float* seq_loss, float* loss,
+                             cudaStream_t stream) {
+  if (reduction == PositionReduction::token_mean) {
+    mean_kernel<<<1, 32, 0, stream>>>(valid, batch * seq, row_loss, loss);
+    check_launch("mean_kernel");
+    return;
+  }
+  float* s = reduction == PositionReduction::sequence_none ? loss : seq_loss;
+  sequence_losses_kernel<<<grid_for(batch, kCountThreads / 32, 65535), kCountThreads, 0, stream>>>(valid, batch, seq,
+                                                                                                 row_loss, s);
+  check_launch("sequence_losses_kernel");
+  if (reduction == PositionReduction::sequence_mean) {
+    mean_kernel<<<1, 32, 0, stream>>>(nullptr, batch, seq_loss, loss);
+    check_launch("mean_kernel");
+  }
 }
 
 void launch_tvd_scale(const std::uint8_t* valid, std::int64_t rows, std::int64_t vocab, TvdReduction reduction,
@@ -48,7 +60,7 @@ void launch_tvd_scale(const std::uint8_t* valid, std::int64_t rows, std::int64_t
 
 void launch_tvd_total(const std::uint8_t* valid, std::int64_t rows, const float* row_value, const double* scale,
                       float* loss, cudaStream_t stream) {
-  tvd_total_kernel<<<1, kStageThreads, 0, stream>>>(valid, rows, row_value, scale, loss);
+  tvd_total_kernel<<<1, 32, 0, stream>>>(valid, rows, row_value, scale, loss);
   check_launch("tvd_total_kernel");
 }
 

@@ -21,6 +21,7 @@
 #include <cooperative_groups.h>
 
 #include "kernels/cuda/cluster_exchange.cuh"
+#include "kernels/cuda/lane_order_sum.cuh"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/row_range.cuh"
 #include "kernels/math/exact_sum.hpp"
@@ -64,15 +65,6 @@ struct RowShared {
   float log_s[2];
   float stats[kMaxStats];
 };
-
-// The warp's sum in the tree order of reduction_order.hpp (offsets 16..1), in every lane: a
-// butterfly, whose lane 0 adds the same pairs as the tree's, and whose partners add the same two
-// values (a + b == b + a in IEEE arithmetic), so every lane holds lane 0's bits.
-__device__ __forceinline__ float warp_tree_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset >= 1; offset >>= 1) v = v + __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
 
 // Combines the 32 lanes' values by a butterfly (exact, order-free combines: max, min).
 template <int N, class Combine>

@@ -12,7 +12,7 @@
 // The gradient is tv_subgradient (kernels/math/sign.hpp): exactly +0 at ties p == q, the case
 // the public kernel's two-way select gets wrong. Ignored rows (labels == ignore_index) are never
 // read; their gradient (and "none" loss) rows are written as exact +0.
-// Before the rows: n_valid and the scale on the device; after: the sequential total over rows.
+// Before the rows: n_valid and the scale on the device; after: the total over rows (lane order).
 #include <algorithm>
 
 #include "kernels/cuda/cuda_check.hpp"

@@ -20,12 +20,15 @@ struct LogitWorkspace {
   float* coef;               // (B) w g / T of sequence b, rounded once from double
   float* messages;           // (B*T, kMessageCtas, 8) the CTA messages of forward-only one-exchange
                              // launches (RowKernelParams::messages), combined after the row kernel
+  float* seq_loss;           // (B) s_b of sequence_mean (launch_reduce_positions); last, so that the
+                             // row kernels' messages_of arithmetic is unchanged (SASS, step 39)
   static constexpr std::size_t kMessageCtas = 16;  // plan_math.hpp kMaxClusterCtas
   static constexpr std::size_t kMessageFloats = 8;
   static std::size_t bytes(std::int64_t batch, std::int64_t seq) {
     const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
     return align_up(bt * sizeof(float)) + align_up(b * sizeof(long long)) + align_up(sizeof(long long)) +
-           align_up(b * sizeof(float)) + align_up(bt * kMessageCtas * kMessageFloats * sizeof(float));
+           align_up(b * sizeof(float)) + align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)) +
+           align_up(b * sizeof(float));
   }
   static LogitWorkspace carve(void* base, std::int64_t batch, std::int64_t seq) {
     auto* p = static_cast<unsigned char*>(base);
@@ -39,6 +42,8 @@ struct LogitWorkspace {
     p += align_up(sizeof(long long));
     w.coef = reinterpret_cast<float*>(p);
     w.messages = messages_of(w.row_loss, batch, seq);
+    w.seq_loss = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(w.messages) +
+                                          align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)));
     return w;
   }
   // The messages of the workspace whose row_loss this is: the row kernel finds them from its

@@ -70,6 +70,25 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
   });
 }
 
+}  // namespace
+
+// launch_reduce_positions (position_kernels.cu), emulated launch by launch.
+void emulate_reduce_positions(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
+                              cuda::PositionReduction reduction, const float* row_loss, float* seq_loss, float* loss) {
+  using cuda::PositionReduction;
+  if (reduction == PositionReduction::token_mean) {
+    emu::launch({1, 32, 1}, [&] { mean_kernel(valid, batch * seq, row_loss, loss); });
+    return;
+  }
+  float* s = reduction == PositionReduction::sequence_none ? loss : seq_loss;
+  emu::launch({grid_for(batch, kCountThreads / 32, 65535), static_cast<unsigned>(kCountThreads), 1},
+              [&] { sequence_losses_kernel(valid, batch, seq, row_loss, s); });
+  if (reduction == PositionReduction::sequence_mean)
+    emu::launch({1, 32, 1}, [&] { mean_kernel(nullptr, batch, seq_loss, loss); });
+}
+
+namespace {
+
 void emulate_rows_dispatch(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
   switch (a.dtype) {
     case FloatKind::f32: return emulate_rows_of<float>(a.kind, prm, plan, row_variant(a), row_paths(a));
@@ -160,8 +179,7 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);
   if (options_.prefetched_rows_out)
     *options_.prefetched_rows_out = static_cast<std::int64_t>(counters[kPrefetchedRowsCounter]);
-  emu::launch({1, static_cast<unsigned>(kStageThreads), 1},
-              [&] { reduce_positions_kernel(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, a.loss); });
+  emulate_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss);
   return out;
 }
 
@@ -197,8 +215,7 @@ Outputs EmulatedCudaBackend::run_tvd_prob(const Case& c) const {
     }
   });
   if (a.reduction != TvdReduction::none)
-    emu::launch({1, static_cast<unsigned>(kStageThreads), 1},
-                [&] { tvd_total_kernel(a.valid, a.rows, ws.row_value, ws.scale, a.loss); });
+    emu::launch({1, 32, 1}, [&] { tvd_total_kernel(a.valid, a.rows, ws.row_value, ws.scale, a.loss); });
   return out;
 }
 

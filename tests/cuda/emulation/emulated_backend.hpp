@@ -6,13 +6,21 @@
 // must be bitwise equal to the CPU backend's.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/device_types.hpp"
 
 namespace divcheck::gputest {
 
 std::unique_ptr<Backend> make_emulated_cuda_backend(const cuda::CudaOptions& options);
+
+// The CUDA backend's launch_reduce_positions (kernels/cuda/position_kernels.cu) run by the
+// emulator on host buffers: row_loss (B*T; masked entries never read), seq_loss (B floats of
+// workspace), loss (1 float, or B for sequence_none).
+void emulate_reduce_positions(const std::uint8_t* valid, std::int64_t batch, std::int64_t seq,
+                              cuda::PositionReduction reduction, const float* row_loss, float* seq_loss, float* loss);
 
 }  // namespace divcheck::gputest

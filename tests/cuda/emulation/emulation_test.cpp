@@ -14,9 +14,15 @@
 // few and small: about 10 minutes of CPU time in all on two cores.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <limits>
+#include <random>
+#include <utility>
+#include <vector>
 
 #include "tests/cpu/test_cases.hpp"
+#include "kernels/cpu/reduction.hpp"
 #include "kernels/cuda/case_args.hpp"
 #include "tests/cuda/emulation/emulated_backend.hpp"
 #include "tests/cuda/gpu_cases.hpp"
@@ -284,6 +290,52 @@ TEST(KernelEmulation, IdenticalInputsGiveExactZerosAndMaskedGarbageIsInert) {
     EXPECT_TRUE(bitwise_same(a, d));
     EXPECT_EQ(masked_gradients_are_plus_zero(dirty, d), "");
   }
+}
+
+// The loss reductions over positions (kernels/cuda/position_device.cuh: a warp per sequence, one
+// warp per mean, in the lane order of reduction_order.hpp) against the CPU backend's
+// PositionReduction, bit for bit, for every reduction: sequences longer than the 1024 lanes
+// (T = 2500), a fully masked sequence, masked positions holding NaN (never read), many sequences
+// of one position; the row losses span 2^-20 .. 2^20, so a different order would show.
+TEST(KernelEmulation, PositionReductionsEqualTheCpuBackendBitwise) {
+  std::mt19937_64 rng(39);
+  int compared = 0;
+  for (auto [B, T] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 2500}, {40, 1}, {5, 33}})
+    for (auto red : {cuda::PositionReduction::sequence_mean, cuda::PositionReduction::sequence_none,
+                     cuda::PositionReduction::token_mean}) {
+      const std::int64_t n = B * T;
+      Tensor mask(DType::f32, {B, T});
+      std::vector<std::uint8_t> valid(static_cast<std::size_t>(n));
+      std::vector<float> ell(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        const bool ok = i / T != 1 && rng() % 5 != 0;  // sequence 1 fully masked
+        valid[static_cast<std::size_t>(i)] = ok ? 1 : 0;
+        mask.set(i, ok ? 1.0 : 0.0);
+        const double mag = std::ldexp(1.0, static_cast<int>(rng() % 41) - 20);
+        ell[static_cast<std::size_t>(i)] = ok ? static_cast<float>(mag * (0.5 + (rng() % 1000) / 1000.0))
+                                              : std::numeric_limits<float>::quiet_NaN();
+      }
+      Case c;  // no gradients: only the loss
+      const cpu::ReductionKind kind = red == cuda::PositionReduction::sequence_mean   ? cpu::ReductionKind::sequence_mean
+                                      : red == cuda::PositionReduction::sequence_none ? cpu::ReductionKind::sequence_none
+                                                                                      : cpu::ReductionKind::token_mean;
+      cpu::PositionReduction cpu_red(c, kind, B, T, &mask, 1.0);
+      for (std::int64_t i = 0; i < n; ++i)
+        if (valid[static_cast<std::size_t>(i)]) cpu_red.set_loss(i / T, i % T, ell[static_cast<std::size_t>(i)]);
+      const Tensor want = cpu_red.loss();
+      std::vector<float> seq_loss(static_cast<std::size_t>(B)), got(static_cast<std::size_t>(B), -1.0f);
+      emulate_reduce_positions(valid.data(), B, T, red, ell.data(), seq_loss.data(), got.data());
+      SCOPED_TRACE("B " + std::to_string(B) + " T " + std::to_string(T) + " reduction " +
+                   std::to_string(static_cast<int>(red)));
+      for (std::int64_t k = 0; k < want.numel(); ++k) {
+        const float w = static_cast<float>(want.get(k));
+        EXPECT_EQ(std::bit_cast<std::uint32_t>(got[static_cast<std::size_t>(k)]), std::bit_cast<std::uint32_t>(w))
+            << "output " << k << ": " << got[static_cast<std::size_t>(k)] << " vs " << w;
+        EXPECT_TRUE(std::isfinite(w));
+        ++compared;
+      }
+    }
+  EXPECT_EQ(compared, (2 + 3) + (2 + 40) + (2 + 5));  // per shape: two scalars and B values (none)
 }
 
 TEST(KernelEmulation, TvdProbBitwiseEqualToCpuBackendForEveryReduction) {

@@ -1,11 +1,13 @@
 // Implementation of the property-suite helpers (see property_support.hpp).
 #include "support/property_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "properties/gen_primitives.hpp"
 #include "properties/tolerance_model.hpp"
+#include "kernels/math/softmax.hpp"
 
 namespace divcheck {
 void PrintTo(DivergenceId id, std::ostream* os) { *os << name_of(id); }
@@ -142,6 +144,15 @@ void tag_case(const Case& c) {
     else if (c.id == DivergenceId::tvd_prob) v = c.inputs.at("p").dim(1);
     else v = c.inputs.at(std::string(info(c.id).roles.front().name)).dim(2);
     bucket = v == 1 ? "V=1" : v <= 8 ? "V<=8" : v <= 128 ? "V<=128" : v <= 1025 ? "V<=1025" : v <= 4099 ? "V=4099" : "V>=32000";
+  }
+  // The temperature rows: which division the CUDA kernels take (T = 1; T = 2^k, the multiplying
+  // kernels of RowPaths::plain_pow2_t; any other T, the dividing ones), so the output shows that
+  // the generators reach all three.
+  const auto& params = info(c.id).params;
+  if (std::find(params.begin(), params.end(), ParamKind::temperature) != params.end()) {
+    const auto t = static_cast<float>(c.params.temperature);
+    math::PowerOfTwoTemperature pow2{};
+    bucket += t == 1.0f ? " T=1" : math::power_of_two_temperature(t, pow2) ? " T=2^k" : " T other";
   }
   RC_TAG(c.provenance.family, std::string(short_name(input_dtype(c))), bucket,
          c.wants_grad.empty() ? "loss only" : "with gradients");
