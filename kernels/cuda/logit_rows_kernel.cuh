@@ -51,9 +51,9 @@
 // With gradients, a kernel carries only the path set of its launch (kPaths: device_types.hpp
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
-// Measured on the H200 at the benchmark shapes: see bench/RESULTS.md for every row (KL and
-// cross-entropy best, masked_jefferys on its default probability path worst, all below the 85%
-// target; step 28: KL bf16 0.61 of the copy forward, 0.52 forward+backward; f32 0.76 / 0.55).
+// Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
+// every row (KL and cross-entropy best, masked_jefferys on its default probability path worst;
+// step 39: KL bf16 8192x128256 0.76 of the copy forward, 0.72 forward+backward; f32 0.87 / 0.68).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,

@@ -8,7 +8,7 @@
 // by the same pairwise tree as the CPU backend's lane_sum, so every output is bitwise equal to
 // kernels/cpu/tvd_prob.cpp (every operation is an exactly specified IEEE operation:
 // subtraction, abs, add, multiply by 0.5, sign selection). Measured on the H200
-// (bench/RESULTS.md): 0.93-1.02 of the copy bandwidth forward, 0.83-0.92 forward+backward.
+// (bench/RESULTS.md, step 39): 1.01-1.04 of the copy bandwidth forward, 0.91-0.93 forward+backward.
 // The gradient is tv_subgradient (kernels/math/sign.hpp): exactly +0 at ties p == q, the case
 // the public kernel's two-way select gets wrong. Ignored rows (labels == ignore_index) are never
 // read; their gradient (and "none" loss) rows are written as exact +0.
