@@ -129,11 +129,7 @@ double bench_temperature() {
   return t;
 }
 
-bool has_temperature(const BenchSpec& s) {
-  for (auto k : info(s.id).params)
-    if (k == ParamKind::temperature) return true;
-  return false;
-}
+bool has_temperature(const BenchSpec& s) { return info(s.id).accepts(ParamKind::temperature); }
 
 // Enqueues one computation; returns the plan (ctas 0 for tvd_prob).
 cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {

@@ -88,21 +88,16 @@ void validate_case(const Case& c) {
 
   // Parameters: domains of SPEC.md.
   const Params& p = c.params;
-  auto has = [&](ParamKind k) {
-    for (auto q : d.params)
-      if (q == k) return true;
-    return false;
-  };
-  if (has(ParamKind::temperature)) require_finite_positive(where + "temperature", p.temperature);
-  if (has(ParamKind::max_loss) && p.max_loss) require_finite_positive(where + "max_loss", *p.max_loss);
-  if (has(ParamKind::scaling_factor)) require_finite_positive(where + "scaling_factor", p.scaling_factor);
-  if (has(ParamKind::jsd_beta) && !(p.jsd_beta == 0.0 || p.jsd_beta == 1.0))
+  if (d.accepts(ParamKind::temperature)) require_finite_positive(where + "temperature", p.temperature);
+  if (d.accepts(ParamKind::max_loss) && p.max_loss) require_finite_positive(where + "max_loss", *p.max_loss);
+  if (d.accepts(ParamKind::scaling_factor)) require_finite_positive(where + "scaling_factor", p.scaling_factor);
+  if (d.accepts(ParamKind::jsd_beta) && !(p.jsd_beta == 0.0 || p.jsd_beta == 1.0))
     throw InvalidArgument(where + "jsd_beta", num(p.jsd_beta), "must be 0.0 (forward KL) or 1.0 (reverse KL)");
-  if (has(ParamKind::chunk_size) && p.chunk_size < 1)
+  if (d.accepts(ParamKind::chunk_size) && p.chunk_size < 1)
     throw InvalidArgument(where + "chunk_size", std::to_string(p.chunk_size), "must be >= 1");
-  if (has(ParamKind::safety_factor) && (!std::isfinite(p.safety_factor) || p.safety_factor < 0.0))
+  if (d.accepts(ParamKind::safety_factor) && (!std::isfinite(p.safety_factor) || p.safety_factor < 0.0))
     throw InvalidArgument(where + "safety_factor", num(p.safety_factor), "must be finite and >= 0");
-  if (has(ParamKind::reduction)) {
+  if (d.accepts(ParamKind::reduction)) {
     bool ok = false;
     std::string allowed;
     for (auto r : d.reductions) {

@@ -155,6 +155,12 @@ const RoleSpec* DivergenceInfo::role(std::string_view n) const {
   return nullptr;
 }
 
+bool DivergenceInfo::accepts(ParamKind k) const {
+  for (auto p : params)
+    if (p == k) return true;
+  return false;
+}
+
 const std::vector<DivergenceInfo>& registry() {
   static const std::vector<DivergenceInfo> r = [] {
     auto v = make_registry();

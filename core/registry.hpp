@@ -100,6 +100,7 @@ struct DivergenceInfo {
   std::vector<BenchShape> bench_shapes;
 
   const RoleSpec* role(std::string_view n) const;
+  bool accepts(ParamKind k) const;  // k is one of params
 };
 
 const std::vector<DivergenceInfo>& registry();

@@ -33,12 +33,6 @@ LogitRoles find_roles(const DivergenceInfo& d) {
   return r;
 }
 
-bool has_param(const DivergenceInfo& d, ParamKind k) {
-  for (auto p : d.params)
-    if (p == k) return true;
-  return false;
-}
-
 }  // namespace
 
 Outputs run_logit_divergence(const Case& c, RowKernel kernel) {
@@ -50,12 +44,12 @@ Outputs run_logit_divergence(const Case& c, RowKernel kernel) {
   const Tensor* support = roles.support.empty() ? nullptr : c.input(roles.support);
   const std::int64_t B = yp.dim(0), T = yp.dim(1), V = yp.dim(2);
 
-  const bool has_temperature = has_param(d, ParamKind::temperature);
+  const bool has_temperature = d.accepts(ParamKind::temperature);
   const float temperature = has_temperature ? static_cast<float>(c.params.temperature) : 1.0f;
   const double inv_temperature = has_temperature ? 1.0 / c.params.temperature : 1.0;
-  const bool prob_path = has_param(d, ParamKind::log_target) && !c.params.log_target;
+  const bool prob_path = d.accepts(ParamKind::log_target) && !c.params.log_target;
   RowOptions opt;
-  if (has_param(d, ParamKind::max_loss) && c.params.max_loss) {
+  if (d.accepts(ParamKind::max_loss) && c.params.max_loss) {
     opt.capped = true;
     opt.max_loss = static_cast<float>(*c.params.max_loss);
     opt.scaling_factor = static_cast<float>(c.params.scaling_factor);

@@ -21,16 +21,6 @@ LogitRoles logit_roles(const Case& c) {
   return r;
 }
 
-namespace {
-
-bool has_param(const DivergenceInfo& d, ParamKind k) {
-  for (auto p : d.params)
-    if (p == k) return true;
-  return false;
-}
-
-}  // namespace
-
 LogitKind logit_kind_of(DivergenceId id) {
   switch (id) {
     case DivergenceId::masked_kl_divergence:
@@ -90,9 +80,9 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.seq = y.dim(1);
   a.vocab = y.dim(2);
   a.reduction = position_reduction(effective_reduction(c));
-  a.temperature = has_param(d, ParamKind::temperature) ? c.params.temperature : 1.0;
-  a.prob_path = has_param(d, ParamKind::log_target) && !c.params.log_target;
-  if (has_param(d, ParamKind::max_loss) && c.params.max_loss) {
+  a.temperature = d.accepts(ParamKind::temperature) ? c.params.temperature : 1.0;
+  a.prob_path = d.accepts(ParamKind::log_target) && !c.params.log_target;
+  if (d.accepts(ParamKind::max_loss) && c.params.max_loss) {
     a.capped = true;
     a.max_loss = *c.params.max_loss;
     a.scaling_factor = c.params.scaling_factor;
@@ -115,7 +105,7 @@ LogitArgs logit_args_defaults(DivergenceId id, FloatKind dt, std::int64_t batch,
   a.seq = seq;
   a.vocab = vocab;
   a.reduction = position_reduction(std::string(d.default_reduction));
-  a.prob_path = has_param(d, ParamKind::log_target) && !d.default_log_target;
+  a.prob_path = d.accepts(ParamKind::log_target) && !d.default_log_target;
   return a;
 }
 

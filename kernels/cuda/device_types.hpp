@@ -111,6 +111,11 @@ struct TvdProbArgs {
 // The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
 enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_scaled_t, general, all };
 
+// The form of the launch's temperature in an instantiation of the row kernel's passes
+// (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k != 1 with 2^-k a normal float
+// (plain_pow2_t), or any T.
+enum class TempForm : unsigned char { unit, power_of_two, any };
+
 // The kinds with plain_pow2_t kernels: the policies of the two temperature rows (SPEC.md: only they
 // take a temperature), so that the other kinds do not add kernels no registry row launches.
 constexpr bool has_power_of_two_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }

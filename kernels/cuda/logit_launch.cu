@@ -29,6 +29,7 @@
 #include "kernels/cuda/logit_rows_kernel.cuh"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_kernels.hpp"
+#include "kernels/cuda/row_kernel_choice.cuh"
 #include "kernels/cuda/workspace.hpp"
 
 namespace divcheck::cuda {
@@ -41,6 +42,18 @@ __global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelPara
   combine_one_pass_rows_body<Policy, kT>(prm, ctas);
 }
 inline constexpr int kCombineThreads = 256;  // 8 rows per block
+
+// Launches the combine kernel that row_kernel_choice.cuh visit_combine_kernel picks.
+struct LaunchCombine {
+  unsigned grid;
+  cudaStream_t stream;
+  const RowKernelParams& prm;
+  unsigned ctas;
+  template <class Policy, TempForm kT>
+  void operator()() const {
+    combine_one_pass_rows<Policy, kT><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
+  }
+};
 
 RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant, RowPaths paths) {
   switch (dt) {
@@ -275,13 +288,7 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   if (defers_row_loss(a)) {
     const std::int64_t blocks = std::min<std::int64_t>((rows + 7) / 8, 65535);
     const auto ctas = static_cast<unsigned>(plan.ctas);
-    const unsigned grid = static_cast<unsigned>(blocks);
-    if (row_paths(a) == RowPaths::plain_pow2_t)  // KL only (has_power_of_two_kernels)
-      combine_one_pass_rows<KlPolicy, TempForm::power_of_two><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
-    else if (a.kind == LogitKind::kl)
-      combine_one_pass_rows<KlPolicy, TempForm::unit><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
-    else
-      combine_one_pass_rows<CrossEntropyPolicy, TempForm::unit><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
+    visit_combine_kernel(a, LaunchCombine{static_cast<unsigned>(blocks), stream, prm, ctas});
     check_launch("combine_one_pass_rows");
   }
 

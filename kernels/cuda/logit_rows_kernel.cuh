@@ -253,10 +253,6 @@ struct SideRow {
   float m, s, log_s;
 };
 
-// The form of the launch's temperature in an instantiation of the passes: T = 1, T = 2^k != 1
-// with 2^-k a normal float (RowPaths::plain_pow2_t), or any T.
-enum class TempForm : unsigned char { unit, power_of_two, any };
-
 // The temperature as the shared formulas see it. At T = 1 the constant lets the compiler drop
 // the division in math::shifted_logit: (z - m) / 1 is exactly z - m; at T = 2^k the division is a
 // multiplication by 2^-k (math::PowerOfTwoTemperature). The results are the same bits in every

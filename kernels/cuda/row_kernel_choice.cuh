@@ -11,6 +11,7 @@
 // plain_pow2_t exists only for the kinds of has_power_of_two_kernels (KL, Jefferys: the policies
 // of the temperature rows). visit is called as visit.template operator()<Policy, kDeferred,
 // kPaths>() and its result returned; a combination no launch takes is an InvalidArgument.
+// visit_combine_kernel: the same for the combine step after a deferred row kernel.
 #pragma once
 
 #include <string>
@@ -81,6 +82,17 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
       return visit_policy<TotalVariationPolicy, has_power_of_two_kernels(K::total_variation)>(variant, paths, visit);
   }
   refuse("kind", static_cast<int>(k), "not a logit row kernel");
+}
+
+// The step after a deferred launch's row kernel (defers_row_loss): combine_one_pass_rows_body
+// <Policy, kT> with the deferred kernel's policy and temperature form (KL or cross-entropy at
+// T = 1, KL at T = 2^k). visit is called as visit.template operator()<Policy, kT>().
+template <class Visit>
+decltype(auto) visit_combine_kernel(const LogitArgs& a, Visit&& visit) {
+  if (!defers_row_loss(a)) row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not deferred");
+  if (row_paths(a) == RowPaths::plain_pow2_t) return visit.template operator()<KlPolicy, TempForm::power_of_two>();
+  if (a.kind == LogitKind::kl) return visit.template operator()<KlPolicy, TempForm::unit>();
+  return visit.template operator()<CrossEntropyPolicy, TempForm::unit>();
 }
 
 }  // namespace divcheck::cuda

@@ -34,12 +34,6 @@ void expect_rejected(const Case& c, const std::string& argument, const std::stri
   }
 }
 
-bool has_param(const DivergenceInfo& d, ParamKind k) {
-  for (auto p : d.params)
-    if (p == k) return true;
-  return false;
-}
-
 // The same values converted to another dtype (each element rounded once).
 Tensor converted(const Tensor& t, DType dt) {
   Tensor out(dt, t.shape());
@@ -86,7 +80,7 @@ TEST(ValidateCase, SizeOneDimensionsAreValid) {
 TEST(ValidateCase, UnknownReduction) {
   for (const auto& d : registry()) {
     Case c = sample_case(d.id, 1);
-    if (has_param(d, ParamKind::reduction)) {
+    if (d.accepts(ParamKind::reduction)) {
       c.params.reduction = "avg";
       expect_rejected(c, "reduction", "\"avg\"");
       c.params.reduction = "";
@@ -111,7 +105,7 @@ TEST(ValidateCase, TemperatureMustBeFiniteAndPositive) {
   int rows = 0;
   for (const auto& d : registry()) {
     Case c = sample_case(d.id, 2);
-    if (!has_param(d, ParamKind::temperature)) {
+    if (!d.accepts(ParamKind::temperature)) {
       c.params.temperature = -1.0;  // not a parameter of this row: ignored
       EXPECT_NO_THROW(validate_case(c)) << d.name;
       continue;

@@ -3,7 +3,6 @@
 // bitwise equal (staged and unstaged with the same number of CTAs; the automatic plan and the
 // same plan forced; the persistent grid, with its prefetch, and one cluster per row); the
 // automatic plan at the two benchmark shapes keeps rows on chip.
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -214,9 +213,7 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   for (DivergenceId id : logit_rows())
     for (DType dt : {DType::bf16, DType::f32})
       for (int form : {0, 1, 2}) {  // varied; plain; plain at T = 2 (the temperature rows only)
-        const auto& params = info(id).params;
-        const bool plain = form >= 1,
-                   has_t = std::find(params.begin(), params.end(), ParamKind::temperature) != params.end();
+        const bool plain = form >= 1, has_t = info(id).accepts(ParamKind::temperature);
         if (form == 2 && !has_t) continue;
         Case c = varied_case(id, dt, 2, 150, 4099, 95);
         if (plain) make_plain(c);

@@ -168,12 +168,7 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   if (defers_row_loss(a)) {  // forward-only one-exchange rows: combine_one_pass_rows (8 rows per block)
     const auto ctas = static_cast<unsigned>(plan.ctas);
     emu::launch({grid_for(a.batch * a.seq, 8, 65535), 256u, 1}, [&] {
-      if (row_paths(a) == RowPaths::plain_pow2_t)  // KL only (has_power_of_two_kernels)
-        combine_one_pass_rows_body<KlPolicy, TempForm::power_of_two>(prm, ctas);
-      else if (a.kind == LogitKind::kl)
-        combine_one_pass_rows_body<KlPolicy, TempForm::unit>(prm, ctas);
-      else
-        combine_one_pass_rows_body<CrossEntropyPolicy, TempForm::unit>(prm, ctas);
+      visit_combine_kernel(a, [&]<class Policy, TempForm kT>() { combine_one_pass_rows_body<Policy, kT>(prm, ctas); });
     });
   }
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);

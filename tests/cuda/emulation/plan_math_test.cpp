@@ -6,6 +6,8 @@
 // smallest cluster whose slices fit three per SM, else two per SM, else one 512-thread CTA.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/row_kernel_choice.cuh"
@@ -156,6 +158,15 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         });
         EXPECT_EQ(calls, 1);
         tables += calls;
+        // The combine step exists exactly for deferred launches, with the kernel's temperature form.
+        if (want == RowVariant::deferred) {
+          visit_combine_kernel(a, [&]<class Policy, TempForm kT>() {
+            EXPECT_EQ(kT, want_paths == RowPaths::plain_pow2_t ? TempForm::power_of_two : TempForm::unit);
+            EXPECT_EQ((std::is_same_v<Policy, KlPolicy>), k == LogitKind::kl);
+          });
+        } else {
+          EXPECT_THROW(visit_combine_kernel(a, [&]<class, TempForm>() {}), InvalidArgument);
+        }
       }
   EXPECT_EQ(pow2, 2 * 2 * 2);  // KL and Jefferys x T = 2, 0.25 x with and without gradients
   EXPECT_EQ(tables, 6 * 7 * 2);

@@ -1,7 +1,6 @@
 // Implementation of the property-suite helpers (see property_support.hpp).
 #include "support/property_support.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -148,8 +147,7 @@ void tag_case(const Case& c) {
   // The temperature rows: which division the CUDA kernels take (T = 1; T = 2^k, the multiplying
   // kernels of RowPaths::plain_pow2_t; any other T, the dividing ones), so the output shows that
   // the generators reach all three.
-  const auto& params = info(c.id).params;
-  if (std::find(params.begin(), params.end(), ParamKind::temperature) != params.end()) {
+  if (info(c.id).accepts(ParamKind::temperature)) {
     const auto t = static_cast<float>(c.params.temperature);
     math::PowerOfTwoTemperature pow2{};
     bucket += t == 1.0f ? " T=1" : math::power_of_two_temperature(t, pow2) ? " T=2^k" : " T other";
