@@ -47,13 +47,14 @@ SideStats side_stats(const float* z, std::int64_t n, float temperature) {
   for (std::int64_t v = 0; v < n; ++v) sum.add(math::softmax_term(z[v], m, temperature));
   st.s = sum.value();
   st.log_s = math::f_log(st.s);
+  st.inv_s = 1.0f / st.s;
   return st;
 }
 
 void side_columns(const float* z, std::int64_t n, float temperature, const SideStats& st, bool prob_path, float* p,
                   float* lp) {
   for (std::int64_t v = 0; v < n; ++v) {
-    const math::ProbAndLog pl = math::softmax_column(z[v], st.m, st.s, st.log_s, temperature, prob_path);
+    const math::ProbAndLog pl = math::softmax_column(z[v], st.m, st.inv_s, st.log_s, temperature, prob_path);
     p[v] = pl.p;
     lp[v] = pl.lp;
   }

@@ -16,6 +16,7 @@ struct SideStats {
   float m = 0.0f;        // max logit
   float s = 0.0f;        // sum of exp of the shifted logits
   float log_s = 0.0f;    // log s (>= 0: the max column contributes exp(0) = 1)
+  float inv_s = 0.0f;    // 1 / s rounded once (the probability path multiplies by it)
   bool poisoned = false; // a NaN or +inf logit, or no finite logit: the row is NaN
 };
 SideStats side_stats(const float* z, std::int64_t n, float temperature);

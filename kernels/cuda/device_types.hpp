@@ -96,10 +96,10 @@ struct TvdProbArgs {
   void* workspace = nullptr;              // tvd_prob_workspace_bytes(N) bytes, 16-aligned
 };
 
-// The paths of a kernel. A launch takes one of the first four; the kernels with gradients carry
+// The paths of a kernel. A launch takes one of the first five; the kernels with gradients carry
 // only that one, so that no other path's code shares their register allocation (bench/RESULTS.md
-// steps 36 and 37); the loss-only kernels carry all but plain_pow2_t (`all`: chosen per launch at
-// run time; split by path they were 1-5% slower, step 37).
+// steps 36 and 37); the loss-only kernels carry all but plain_pow2_t and prob_unit_t (`all`:
+// chosen per launch at run time; split by path they were 1-5% slower, step 37).
 //   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
 //                   defaults but the temperature rows and the probability path's);
 //   plain_pow2_t:   the same at T = 2^k != 1 (math::power_of_two_temperature) for the policies
@@ -107,9 +107,15 @@ struct TvdProbArgs {
 //                   division by T is a multiplication (the same bits), so these launches take the
 //                   T = 1 structure (one exchange; forward-only KL deferred), step 38;
 //   plain_scaled_t: the same at any other T != 1 (every shifted logit an IEEE division);
-//   general:        a support mask or the probability path (log_target = False), any T.
+//   prob_unit_t:    no support mask, the probability path (log_target = False), T = 1, for the
+//                   policies of the rows with log_target (KL, Jefferys: has_probability_kernels;
+//                   masked_jefferys_divergence's default): S with the range in one exchange,
+//                   then the statistics pass, and the tame forms of the probability path
+//                   (bench/RESULTS.md step 40); forward-only launches have a LossOnly kernel of
+//                   their own, as plain_pow2_t;
+//   general:        a support mask, or the probability path elsewhere, any T.
 // The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
-enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_scaled_t, general, all };
+enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_scaled_t, prob_unit_t, general, all };
 
 // The form of the launch's temperature in an instantiation of the row kernel's passes
 // (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k != 1 with 2^-k a normal float
@@ -120,9 +126,14 @@ enum class TempForm : unsigned char { unit, power_of_two, any };
 // take a temperature), so that the other kinds do not add kernels no registry row launches.
 constexpr bool has_power_of_two_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }
 
+// The kinds with prob_unit_t kernels: the policies of the rows that take log_target
+// (masked_kl_divergence, masked_jefferys_divergence; SPEC.md).
+constexpr bool has_probability_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }
+
 inline RowPaths row_paths(const LogitArgs& a) {
-  if (a.support != nullptr || a.prob_path) return RowPaths::general;
   const float t = static_cast<float>(a.temperature);
+  if (a.support == nullptr && a.prob_path && t == 1.0f && has_probability_kernels(a.kind)) return RowPaths::prob_unit_t;
+  if (a.support != nullptr || a.prob_path) return RowPaths::general;
   if (t == 1.0f) return RowPaths::plain_unit_t;
   math::PowerOfTwoTemperature pow2{};
   if (has_power_of_two_kernels(a.kind) && math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;

@@ -249,9 +249,28 @@ __device__ __forceinline__ void fill_slice(Elem* g, int n, bool vec, float value
   }
 }
 
+// How a kernel instantiation forms the columns p_v, lp_v (logit_rows_body picks it from kPaths):
+//   log_softmax: no support mask, the log-softmax path (RowPaths plain_*): lp = t - log S;
+//   probability: no support mask, the probability path at T = 1 (RowPaths::prob_unit_t):
+//                p = exp(t) / S, lp = log p (math::prob_path_from_shifted);
+//   general:     a support mask, or either path chosen at run time (prm.prob_path).
+// The first two compile without the support tests and take the tame forms on tame rows.
+enum class Columns : unsigned char { log_softmax, probability, general };
+
+template <Columns kCols>
+inline constexpr bool kNoSupport = kCols != Columns::general;
+
+// One side's row statistics as the column formulas read them: m, 1/S (only where the probability
+// path may read it: one division per row and side), log S.
 struct SideRow {
-  float m, s, log_s;
+  float m, inv_s, log_s;
 };
+
+template <Columns kCols>
+__device__ __forceinline__ SideRow side_row(const RowKernelParams& prm, const RowShared& rs, int side) {
+  const bool prob = kCols == Columns::probability || (kCols == Columns::general && prm.prob_path);
+  return SideRow{rs.max[side], prob ? 1.0f / rs.s[side] : 0.0f, rs.log_s[side]};
+}
 
 // The temperature as the shared formulas see it. At T = 1 the constant lets the compiler drop
 // the division in math::shifted_logit: (z - m) / 1 is exactly z - m; at T = 2^k the division is a
@@ -270,18 +289,25 @@ __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
   }
 }
 
-// The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax path
-// (math::softmax_column_tame: the same values in fewer instructions).
-template <bool kTame, class Temp>
+// The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax or the
+// probability path (math::softmax_column_tame, prob_column_tame: the same values in fewer
+// instructions). prob_path: the run-time path of Columns::general.
+template <Columns kCols, bool kTame, class Temp>
 __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
                                               Temp temperature, bool prob_path) {
-  if constexpr (kTame) {
+  static_assert(!kTame || kNoSupport<kCols>, "the tame forms are the plain paths'");
+  if constexpr (kTame && kCols == Columns::log_softmax) {
     const math::ProbAndLog a = math::softmax_column_tame(zy, py.m, py.log_s, temperature);
     const math::ProbAndLog b = math::softmax_column_tame(zx, qx.m, qx.log_s, temperature);
     return Column{a.p, a.lp, b.p, b.lp, s};
+  } else if constexpr (kTame) {
+    const math::ProbAndLog a = math::prob_column_tame(zy, py.m, py.inv_s, temperature);
+    const math::ProbAndLog b = math::prob_column_tame(zx, qx.m, qx.inv_s, temperature);
+    return Column{a.p, a.lp, b.p, b.lp, s};
   } else {
-    const math::ProbAndLog a = math::softmax_column(zy, py.m, py.s, py.log_s, temperature, prob_path);
-    const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.s, qx.log_s, temperature, prob_path);
+    const bool prob = kCols == Columns::probability || (kCols == Columns::general && prob_path);
+    const math::ProbAndLog a = math::softmax_column(zy, py.m, py.inv_s, py.log_s, temperature, prob);
+    const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.inv_s, qx.log_s, temperature, prob);
     return Column{a.p, a.lp, b.p, b.lp, s};
   }
 }
@@ -308,7 +334,7 @@ __device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& 
 }
 
 // Pass 4: the gradients of the thread's chunks.
-template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame>
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame>
 __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                 const uint8_t* ssrc, int n, const SideRow& py, const SideRow& qx, const float* st,
                                 const RowResult& res, Elem* gp, Elem* gq, bool out_vec) {
@@ -331,9 +357,9 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
       for (int k = 0; k < kChunk; ++k) {
         float a = 0.0f, b = 0.0f;
         if (decltype(whole)::value || k < cnt) {
-          const bool s = (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-          const Column c = make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                              temperature_of<kT>(prm), !kPlain && prm.prob_path);
+          const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+          const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                                     temperature_of<kT>(prm), prm.prob_path);
           Policy::grads(c, st, prm.opt, res.factor, a, b);
         }
         raw_set<Elem>(oy, k, a);
@@ -464,7 +490,7 @@ __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRe
   });
 }
 
-template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame, bool kHaveS, class Hook>
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads);
@@ -491,14 +517,17 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
 // Tame forms where the thread's chunks are tame (the sums) or the whole row is (the later
 // passes). Poison (a NaN or +inf logit, or a side without a finite logit) is known only after
 // the exchange: the sums of such a row are discarded. after_reads: the prefetch hook, run by the
-// row's last exchange.
-template <class Elem, class Policy, TempForm kT, bool kDeferred, class Hook>
+// row's last exchange. kCols: log_softmax, or probability (T = 1, RowPaths::prob_unit_t: S alone
+// in the exchange, for every policy; the one-pass forms are the log-softmax path's).
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred, class Hook>
 __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
                                                  const float (&range)[4], cg::cluster_group& cl,
                                                  const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                                  const Hook& after_reads) {
-  constexpr int kSums = Policy::kOnePass + 2;
-  constexpr bool kOnePass = Policy::kOnePass > 0;
+  static_assert(kNoSupport<kCols>, "one_exchange_row is a plain path's");
+  constexpr bool kOnePass = kCols == Columns::log_softmax && Policy::kOnePass > 0;
+  static_assert(kOnePass || !kDeferred, "the deferred exchange is the one-pass rows'");
+  constexpr int kSums = kOnePass ? Policy::kOnePass + 2 : 2;
   const auto temperature = temperature_of<kT>(prm);
   float acc[kSums];
 #pragma unroll
@@ -527,7 +556,7 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     // exchange (`second`, with the prefetch hook) follow in row_passes. Each mailbox once per row.
     if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-    reduce_one_exchange<Policy>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
+    reduce_one_exchange<SOnlyExchange>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
   }
   if (rs.poison) {
     // The two-pass rows' hook belongs to their statistics exchange, which a poisoned row skips:
@@ -545,19 +574,19 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   const bool row_tame = rs.tame && prm.allow_tame;
   if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
   if constexpr (!kOnePass) {
-    if (row_tame) row_passes<Elem, Policy, kT, true, true, true>(prm, r, cl, sc, ex, rs, after_reads);
-    else row_passes<Elem, Policy, kT, true, false, true>(prm, r, cl, sc, ex, rs, after_reads);
+    if (row_tame) row_passes<Elem, Policy, kT, kCols, true, true>(prm, r, cl, sc, ex, rs, after_reads);
+    else row_passes<Elem, Policy, kT, kCols, false, true>(prm, r, cl, sc, ex, rs, after_reads);
   } else {
     float st[Policy::kStats];
     const RowResult res = one_pass_result<Policy>(prm, rs, r.row, st);
     if (r.leader) prm.row_loss[r.row] = res.ell;
     if (r.gp || r.gq) {
-      const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
-      const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
+      const SideRow py = side_row<kCols>(prm, rs, 0);
+      const SideRow qx = side_row<kCols>(prm, rs, 1);
       if (row_tame)
-        write_gradients<Elem, Policy, kT, true, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+        write_gradients<Elem, Policy, kT, kCols, true>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
       else
-        write_gradients<Elem, Policy, kT, true, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
+        write_gradients<Elem, Policy, kT, kCols, false>(prm, r.y, r.x, nullptr, r.n, py, qx, st, res, r.gp, r.gq, r.out_vec);
     }
   }
 }
@@ -596,10 +625,11 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
 }
 
 // Passes 2-4 of a valid, unpoisoned position. kTame: the row is tame (math::tame_side; only on
-// the kPlain path): the passes take the *_tame forms, which give the same values.
+// the paths without a support mask, kNoSupport): the passes take the *_tame forms, which give the
+// same values.
 // after_reads: run by thread 0 once every thread has finished its last pass over the slices
 // of a row without gradients (reduce_stats; the prefetch of process_row).
-template <class Elem, class Policy, TempForm kT, bool kPlain, bool kTame, bool kHaveS, class Hook>
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook>
 __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads) {
@@ -608,7 +638,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   const uint8_t* ssrc = r.ssrc;
   const int n = r.n;
   float st[Policy::kStats];
-  constexpr bool kOnePassRow = kPlain && Policy::kOnePass > 0;
+  constexpr bool kOnePassRow = kCols == Columns::log_softmax && Policy::kOnePass > 0;
   static_assert(!(kOnePassRow && kT != TempForm::any), "the one-pass rows at T = 1 or 2^k take one_exchange_row");
   if constexpr (kHaveS) {
     // S came with the range (one_exchange_row: the two-pass rows at T = 1 or 2^k): no pass 2.
@@ -650,8 +680,8 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     s_sums<Elem, kT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
-  const SideRow py{rs.max[0], rs.s[0], rs.log_s[0]};
-  const SideRow qx{rs.max[1], rs.s[1], rs.log_s[1]};
+  const SideRow py = side_row<kCols>(prm, rs, 0);
+  const SideRow qx = side_row<kCols>(prm, rs, 1);
 
   if constexpr (!kOnePassRow) {
     // Pass 3: the policy's sums (pairwise inside a chunk, chunk sums in chunk order).
@@ -663,9 +693,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
       read_chunk(y, i, cnt, cy);
       read_chunk(x, i, cnt, cx);
       auto column_at = [&](int k) {
-        return make_column<kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
-                           (!kPlain && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kT>(prm),
-                           !kPlain && prm.prob_path);
+        return make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+                                         (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx,
+                                         temperature_of<kT>(prm), prm.prob_path);
       };
       float part[Policy::kStats];
       pairwise_terms<Policy, kChunk, decltype(whole)::value>(0, cnt, column_at, part);
@@ -683,7 +713,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   // Pass 4 (none in the loss-only kernels: LossOnly has no gradient formulas).
   if constexpr (!kIsLossOnly<Policy>) {
     if (r.gp || r.gq)
-      write_gradients<Elem, Policy, kT, kPlain, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq,
+      write_gradients<Elem, Policy, kT, kCols, kTame>(prm, y, x, ssrc, n, py, qx, st, res, r.gp, r.gq,
                                                            r.out_vec);
   }
 }
@@ -717,14 +747,16 @@ __device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t 
   return aligned16(static_cast<const Elem*>(prm.y) + off) && aligned16(static_cast<const Elem*>(prm.x) + off);
 }
 
-// One valid position: the scan (pass 1), then passes 2-4 (row_passes). kPlain: no support
-// mask and the log-softmax path (the common case, compiled without those tests; staged or not,
-// the same arithmetic); policies with one-pass statistics then skip pass 3, and tame rows take
-// the tame forms. next: the cluster's next row with data (or -1); with prm.prefetch (forward
+// One valid position: the scan (pass 1), then passes 2-4 (row_passes). kCols (Columns):
+// log_softmax, no support mask and the log-softmax path (the common case, compiled without those
+// tests; staged or not, the same arithmetic): policies with one-pass statistics then skip pass 3,
+// and tame rows take the tame forms; probability, no support mask and the probability path at
+// T = 1: the same structure as the two-pass rows' (S in the one exchange, then the statistics
+// pass), tame rows take its tame forms; general: everything at run time. next: the cluster's next row with data (or -1); with prm.prefetch (forward
 // only, so the last pass over the slices precedes the last exchange), thread 0 requests its
 // slices as soon as every thread is done with this row's, and the last exchange, the loss and
 // the row loop overlap their arrival.
-template <class Elem, class Policy, TempForm kT, bool kPlain, bool kDeferred>
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
                                             uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
                                             RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
@@ -779,9 +811,11 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
   ex.make_ready(cl);
+  constexpr bool kPlain = kNoSupport<kCols>;
+  static_assert(kCols != Columns::probability || kT == TempForm::unit, "the probability path's kernels are T = 1's");
   if constexpr (kPlain && kT != TempForm::any && !Policy::kExactS) {
     const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
-    one_exchange_row<Elem, Policy, kT, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
+    one_exchange_row<Elem, Policy, kT, kCols, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
     // Its barriers also publish the staged support bytes.
     reduce_range(cl, sc, ex.box.range, ex.range_uses++ & 1u, rs, range, temperature_of<kT>(prm));
@@ -797,9 +831,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
       const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
       if (kPlain && rs.tame && prm.allow_tame) {
         if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-        row_passes<Elem, Policy, kT, kPlain, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
+        row_passes<Elem, Policy, kT, kCols, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
       } else {
-        row_passes<Elem, Policy, kT, kPlain, false, false>(prm, r, cl, sc, ex, rs, prefetch);
+        row_passes<Elem, Policy, kT, kCols, false, false>(prm, r, cl, sc, ex, rs, prefetch);
       }
     }
   }
@@ -865,28 +899,31 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       if (next >= prm.rows) next = -1;
     }
     constexpr TempForm kUnit = TempForm::unit, kAny = TempForm::any;
+    constexpr Columns kLog = Columns::log_softmax, kGeneral = Columns::general;
     if constexpr (kDeferred) {
       static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
       static_assert(kPaths == RowPaths::plain_unit_t || kPaths == RowPaths::plain_pow2_t,
                     "the deferred kernels are plain at T = 1 or 2^k");
       constexpr TempForm kT = kPaths == RowPaths::plain_unit_t ? kUnit : TempForm::power_of_two;
-      process_row<Elem, Policy, kT, true, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kT, kLog, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_unit_t) {
-      process_row<Elem, Policy, kUnit, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kUnit, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_pow2_t) {
-      process_row<Elem, Policy, TempForm::power_of_two, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
+      process_row<Elem, Policy, TempForm::power_of_two, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
                                                                     stream);
     } else if constexpr (kPaths == RowPaths::plain_scaled_t) {
-      process_row<Elem, Policy, kAny, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kAny, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+    } else if constexpr (kPaths == RowPaths::prob_unit_t) {
+      process_row<Elem, Policy, kUnit, Columns::probability, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::general) {  // a support mask or the probability path
-      if (unit_t) process_row<Elem, Policy, kUnit, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if (plain) {  // all: the launch's path, at run time (any T but by division)
-      if (unit_t) process_row<Elem, Policy, kUnit, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, true, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else {
-      if (unit_t) process_row<Elem, Policy, kUnit, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, false, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     }
     __syncthreads();  // every read of this row's slices is done before the next row's copy
   }

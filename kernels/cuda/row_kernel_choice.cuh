@@ -4,12 +4,14 @@
 // row_paths give the variant and the path set of a launch; this maps them to a policy and the
 // kernel's template arguments:
 //   deferred:  KL and cross-entropy at T = 1 (plain_unit_t), KL at T = 2^k (plain_pow2_t);
-//   loss_only: LossOnly<Policy> with every path (RowPaths::all), but plain_pow2_t, which has a
-//              LossOnly kernel of its own (Jefferys: the one two-pass policy with power-of-two
-//              kernels; KL's forward-only launches there are deferred);
+//   loss_only: LossOnly<Policy> with every path (RowPaths::all), but plain_pow2_t and
+//              prob_unit_t, which have LossOnly kernels of their own (plain_pow2_t: Jefferys, the
+//              one two-pass policy with power-of-two kernels; KL's forward-only launches there are
+//              deferred; prob_unit_t: KL and Jefferys);
 //   full:      the policy with the launch's path set.
 // plain_pow2_t exists only for the kinds of has_power_of_two_kernels (KL, Jefferys: the policies
-// of the temperature rows). visit is called as visit.template operator()<Policy, kDeferred,
+// of the temperature rows), prob_unit_t for has_probability_kernels (KL, Jefferys: the policies
+// of the rows with log_target). visit is called as visit.template operator()<Policy, kDeferred,
 // kPaths>() and its result returned; a combination no launch takes is an InvalidArgument.
 // visit_combine_kernel: the same for the combine step after a deferred row kernel.
 #pragma once
@@ -28,11 +30,18 @@ namespace row_choice_detail {
   throw InvalidArgument(argument, std::to_string(value), why);
 }
 
-template <class Policy, bool kPow2, class Visit>
+template <class Policy, LogitKind kKind, class Visit>
 decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
+  constexpr bool kPow2 = has_power_of_two_kernels(kKind), kProb = has_probability_kernels(kKind);
   if (paths == RowPaths::plain_pow2_t && !kPow2)
     refuse("paths", static_cast<int>(paths), "this kind has no power-of-two kernels (has_power_of_two_kernels)");
+  if (paths == RowPaths::prob_unit_t && !kProb)
+    refuse("paths", static_cast<int>(paths), "this kind has no probability-path kernels (has_probability_kernels)");
   if (variant == RowVariant::loss_only) {
+    if constexpr (kProb) {
+      if (paths == RowPaths::prob_unit_t)
+        return visit.template operator()<LossOnly<Policy>, false, RowPaths::prob_unit_t>();
+    }
     if constexpr (kPow2 && Policy::kOnePass == 0) {
       if (paths == RowPaths::plain_pow2_t)
         return visit.template operator()<LossOnly<Policy>, false, RowPaths::plain_pow2_t>();
@@ -48,6 +57,9 @@ decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
       if constexpr (kPow2) return visit.template operator()<Policy, false, RowPaths::plain_pow2_t>();
       break;  // (refused above)
     case RowPaths::plain_scaled_t: return visit.template operator()<Policy, false, RowPaths::plain_scaled_t>();
+    case RowPaths::prob_unit_t:
+      if constexpr (kProb) return visit.template operator()<Policy, false, RowPaths::prob_unit_t>();
+      break;  // (refused above)
     case RowPaths::general: return visit.template operator()<Policy, false, RowPaths::general>();
     case RowPaths::all: break;
   }
@@ -71,15 +83,15 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
   }
   using K = LogitKind;
   switch (k) {
-    case K::kl: return visit_policy<KlPolicy, has_power_of_two_kernels(K::kl)>(variant, paths, visit);
-    case K::jefferys: return visit_policy<JefferysPolicy, has_power_of_two_kernels(K::jefferys)>(variant, paths, visit);
+    case K::kl: return visit_policy<KlPolicy, K::kl>(variant, paths, visit);
+    case K::jefferys: return visit_policy<JefferysPolicy, K::jefferys>(variant, paths, visit);
     case K::cross_entropy:
-      return visit_policy<CrossEntropyPolicy, has_power_of_two_kernels(K::cross_entropy)>(variant, paths, visit);
+      return visit_policy<CrossEntropyPolicy, K::cross_entropy>(variant, paths, visit);
     case K::jensen_shannon:
-      return visit_policy<JensenShannonPolicy, has_power_of_two_kernels(K::jensen_shannon)>(variant, paths, visit);
-    case K::hellinger: return visit_policy<HellingerPolicy, has_power_of_two_kernels(K::hellinger)>(variant, paths, visit);
+      return visit_policy<JensenShannonPolicy, K::jensen_shannon>(variant, paths, visit);
+    case K::hellinger: return visit_policy<HellingerPolicy, K::hellinger>(variant, paths, visit);
     case K::total_variation:
-      return visit_policy<TotalVariationPolicy, has_power_of_two_kernels(K::total_variation)>(variant, paths, visit);
+      return visit_policy<TotalVariationPolicy, K::total_variation>(variant, paths, visit);
   }
   refuse("kind", static_cast<int>(k), "not a logit row kernel");
 }

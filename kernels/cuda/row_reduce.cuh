@@ -223,6 +223,12 @@ struct NoHook {
 // for a row only after it received B's message of the previous row (mailbox Y), which B sent
 // after it had read X for the row before that; so a slot is never overwritten before its reader
 // is done, and no phase receives bytes of the next (cluster_exchange.cuh).
+// The exchange policy of an exchange that carries S alone (the two-pass rows; every policy on the
+// probability path): reduce_one_exchange reads only kOnePass (and rescale_one_pass where it is > 0).
+struct SOnlyExchange {
+  static constexpr int kOnePass = 0;
+};
+
 template <class Policy, class Temp>
 __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float mx, Temp temperature) {
   constexpr int K = Policy::kOnePass + 2;

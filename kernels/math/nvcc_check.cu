@@ -33,7 +33,7 @@ __global__ void nvcc_check_kernel(float* out, const float* in) {
            js_half_term(p, lp, js_log_ratios(lp, q).ep, true) + js_grad(q, js_log_ratios(lp, q).eq, true, jss.jq) + js_loss(jss) +
            hellinger_term(p, q, true) + hellinger_grad_p(p, sqrt_prob(lp), q, true, hs) + tv_abs_term(p, q, true) +
            tv_grad_q(p, q, true, ts) + tv_class_mass(p, q, true, 1.0f, p) + tvd_prob_element(p, q) + tvd_prob_grad(p, q, 0.5f) +
-           sgn(p) + lse.logsumexp() + prob_path_from_shifted(p, 2.0f, 1.0f).lp + dcor_ratio(p, q, 1.0f, 1e-5f).value +
+           sgn(p) + lse.logsumexp() + prob_path_from_shifted(p, 0.5f, 1.0f).lp + prob_column_tame(p, 1.0f, 0.5f, 1.0f).lp + dcor_ratio(p, q, 1.0f, 1e-5f).value +
            dcor_d_ratio_d_vxx(dcor_ratio(p, q, 1.0f, 1e-5f), p, q, 1.0f) + distance_direction(p, q) +
            u_centered(p, q, 1.0f, 2.0f) + dcor_distance(p, 1e-5f);
   float lanes[kLanes];

@@ -76,16 +76,19 @@ DIVCHECK_HD inline float shifted_logit(float z, float m, Temp temperature) {
 // Log-softmax path: lp_v = t_v - log S (log_target = True, and every row without log_target).
 DIVCHECK_HD inline float log_softmax_from_shifted(float t, float log_s) { return t - log_s; }
 
-// Probability path (log_target = False): p_v = exp(t_v) / S by division, and the log taken of
-// that probability. Where p_v is below the smallest normal float (log p would be inaccurate or
-// -inf although p_v > 0) the log-softmax value is used instead; t_v = -inf gives p = 0, lp = -inf.
+// Probability path (log_target = False): p_v = exp(t_v) / S as exp(t_v) times the row's 1/S
+// (inv_s = 1/S rounded once per row and side: one multiply per column instead of a division),
+// and the log taken of that probability (f_prob_log). Where p_v is below the smallest normal
+// float (log p would be inaccurate or -inf although p_v > 0) the log-softmax value is used
+// instead; t_v = -inf gives p = 0, lp = -inf. docs/tolerances.md ("The probability path") has
+// the error argument of the reciprocal and of the device's log.
 struct ProbAndLog {
   float p;
   float lp;
 };
-DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float s, float log_s) {
-  float p = f_softmax_exp(t) / s;
-  float lp = p >= kFloatMinNormal ? f_log(p) : t - log_s;
+DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float inv_s, float log_s) {
+  float p = f_softmax_exp(t) * inv_s;
+  float lp = p >= kFloatMinNormal ? f_prob_log(p) : t - log_s;
   return {p, lp};
 }
 
@@ -98,13 +101,13 @@ DIVCHECK_HD inline float softmax_term(float z, float m, Temp temperature) {
   return f_softmax_exp_ftz(divide_by_temperature(z - m, temperature));
 }
 
-// p_v and lp_v of one column from its logit and the row's m, S, log S: the probability path
-// (log_target = False) or the log-softmax path (p = exp(lp)). Both backends call this.
+// p_v and lp_v of one column from its logit and the row's m, 1/S, log S: the probability path
+// (log_target = False) or the log-softmax path (p = exp(lp); inv_s unused). Both backends call this.
 template <class Temp>
-DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float s, float log_s, Temp temperature,
+DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float inv_s, float log_s, Temp temperature,
                                              bool prob_path) {
   const float t = shifted_logit(z, m, temperature);
-  if (prob_path) return prob_path_from_shifted(t, s, log_s);
+  if (prob_path) return prob_path_from_shifted(t, inv_s, log_s);
   const float lp = log_softmax_from_shifted(t, log_s);
   return {f_softmax_exp(lp), lp};
 }
@@ -136,6 +139,16 @@ template <class Temp>
 DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s, Temp temperature) {
   const float lp = log_softmax_from_shifted(shifted_logit_tame(z, m, temperature), log_s);
   return {f_softmax_exp_ftz(lp), lp};
+}
+
+// softmax_column of a tame row on the probability path: bit for bit prob_path_from_shifted, as
+// no shifted logit needs the -inf test or the clamp, exp(t_v) >= e^-64 is a normal float (the
+// flushing ex2 returns it unchanged), and p_v = exp(t_v) / S >= e^-64 / 2^31 > 2^-124 is never
+// below FLT_MIN (S <= V < 2^31, and 1/S rounds to at least 2^-31), so the fallback never applies.
+template <class Temp>
+DIVCHECK_HD inline ProbAndLog prob_column_tame(float z, float m, float inv_s, Temp temperature) {
+  const float p = f_softmax_exp_ftz(shifted_logit_tame(z, m, temperature)) * inv_s;
+  return {p, f_prob_log(p)};
 }
 
 // Online logsumexp state: m = running max, s = sum of exp(z - m) so far.

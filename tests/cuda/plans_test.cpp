@@ -221,13 +221,18 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
         Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
         p->set(3 * 4099 + 5, std::numeric_limits<double>::quiet_NaN());
         const Case f = forward_only(c);
-        const cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
+        // (logit_args_of leaves the device pointers unset; row_variant and row_paths read only
+        // whether they are set: mark the support mask and, below, the gradients.)
+        static const std::uint8_t support_marker = 0;
+        const bool has_support = cuda::logit_roles(c).support != nullptr;
+        cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
+        if (has_support) args.support = &support_marker;
         const cuda::RowVariant v = cuda::row_variant(args);
         EXPECT_EQ(v, cuda::defers_row_loss(args) ? cuda::RowVariant::deferred : cuda::RowVariant::loss_only);
         ++variants[v];
         // With gradients: the full kernel, for the same paths.
-        // (logit_args_of leaves the pointers unset; row_variant reads only whether they are set.)
         cuda::LogitArgs with = cuda::logit_args_of(c, CudaOptions{});
+        if (has_support) with.support = &support_marker;
         static char gradient_marker;
         with.grad_p = with.grad_q = &gradient_marker;
         EXPECT_EQ(cuda::row_variant(with), cuda::RowVariant::full);
@@ -255,9 +260,13 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
   EXPECT_GE(paths[cuda::RowPaths::plain_unit_t], 14);   // the seven rows at T = 1, plain, x 2 dtypes
   EXPECT_EQ(paths[cuda::RowPaths::plain_pow2_t], 4);    // the two temperature rows at T = 2, x 2 dtypes
   EXPECT_GE(paths[cuda::RowPaths::plain_scaled_t], 4);  // the temperature rows (T = 0.7), x 2 dtypes
-  EXPECT_GT(paths[cuda::RowPaths::general], 0);  // varied cases with a support mask or log_target = False
+  // masked_kl and masked_jefferys varied (seed 95: log_target = False, T = 1), x 2 dtypes.
+  EXPECT_EQ(paths[cuda::RowPaths::prob_unit_t], 4);
+  // The four support rows varied (a support mask), x 2 dtypes.
+  EXPECT_EQ(paths[cuda::RowPaths::general], 8);
   EXPECT_EQ(paths[cuda::RowPaths::plain_unit_t] + paths[cuda::RowPaths::plain_pow2_t] +
-                paths[cuda::RowPaths::plain_scaled_t] + paths[cuda::RowPaths::general],
+                paths[cuda::RowPaths::plain_scaled_t] + paths[cuda::RowPaths::prob_unit_t] +
+                paths[cuda::RowPaths::general],
             36 + 4);
 }
 

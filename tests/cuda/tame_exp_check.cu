@@ -1,5 +1,5 @@
-// Exhaustive device checks of the tame exponential range and of the power-of-two temperature
-// (tame_exp_check.hpp).
+// Exhaustive device checks of the tame exponential range, of the power-of-two temperature and of
+// the probability path's log (tame_exp_check.hpp).
 #include "tests/cuda/tame_exp_check.hpp"
 
 #include <cstring>
@@ -121,6 +121,64 @@ PowerOfTwoDivisionCheck check_power_of_two_divisions() {
   r.tested = (std::uint64_t{1} << 32) * static_cast<std::uint64_t>(r.ks);
   r.mismatches = h.mismatches;
   if (h.mismatches) std::memcpy(&r.first_mismatch, &h.first_bits, sizeof h.first_bits);
+  return r;
+}
+
+namespace {
+
+struct LogCounters {
+  unsigned long long non_finite;
+  unsigned int near_one_bits, relative_bits;  // max of non-negative floats, compared as bits
+  float at_one;
+};
+
+// Thread i checks the float with bits 0x00800000 + i (FLT_MIN upwards to 1).
+__global__ void measure_probability_logs(unsigned int count, LogCounters* out) {
+  const unsigned int stride = gridDim.x * blockDim.x;
+  unsigned long long bad = 0;
+  float near = 0.0f, rel = 0.0f;
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const float p = __uint_as_float(0x00800000u + i);
+    const float l = math::f_prob_log(p);
+    if (!(l > -1e30f && l < 1e30f)) {
+      ++bad;
+      continue;
+    }
+    const double exact = log(static_cast<double>(p));
+    const double err = fabs(static_cast<double>(l) - exact) * 16777216.0;  // units of u = 2^-24
+    if (p >= 0.5f) near = fmaxf(near, static_cast<float>(err));
+    else rel = fmaxf(rel, static_cast<float>(err / fabs(exact)));
+  }
+  if (bad) atomicAdd(&out->non_finite, bad);
+  atomicMax(&out->near_one_bits, __float_as_uint(near));
+  atomicMax(&out->relative_bits, __float_as_uint(rel));
+  if (blockIdx.x == 0 && threadIdx.x == 0) out->at_one = math::f_prob_log(1.0f);
+}
+
+}  // namespace
+
+ProbLogCheck check_probability_logs() {
+  const unsigned int count = 0x3f800000u - 0x00800000u + 1;  // FLT_MIN ... 1
+  LogCounters* d = nullptr;
+  check(cudaMalloc(&d, sizeof(LogCounters)), "cudaMalloc");
+  const LogCounters init{0, 0, 0, -1.0f};
+  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
+  measure_probability_logs<<<1024, 256>>>(count, d);
+  check(cudaGetLastError(), "measure_probability_logs launch");
+  LogCounters h{};
+  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
+  check(cudaFree(d), "cudaFree");
+  ProbLogCheck r;
+  r.tested = count;
+  r.non_finite = h.non_finite;
+  float near = 0.0f, rel = 0.0f;
+  std::memcpy(&near, &h.near_one_bits, sizeof near);
+  std::memcpy(&rel, &h.relative_bits, sizeof rel);
+  r.near_one = near;
+  r.relative = rel;
+  unsigned int one_bits = 0;
+  std::memcpy(&one_bits, &h.at_one, sizeof one_bits);
+  r.one_is_zero = one_bits == 0u;
   return r;
 }
 

@@ -6,8 +6,9 @@
 //   * with the tame forms allowed or not, every output is bitwise the same (KL and cross-entropy,
 //     whose tame one-pass sums round less: both within the verdict bound), on cases that mix
 //     tame rows with rows the forms must not take (a -inf logit, a spread beyond 64 T, a
-//     support mask, the probability path), and the kernel took the tame forms exactly on the
-//     rows the host predicts (the count is reported by the kernel).
+//     support mask, the probability path off prob_unit_t), and the kernel took the tame forms
+//     exactly on the rows the host predicts (the count is reported by the kernel);
+//   * the probability path's log is within its documented bound on every float in [FLT_MIN, 1].
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -43,6 +44,23 @@ TEST_F(GpuTame, PowerOfTwoTemperaturesDivideByMultiplying) {
   EXPECT_EQ(r.mismatches, 0u) << "first at d = " << r.first_mismatch;
 }
 
+// The probability path's log (math::f_prob_log: MUFU.LG2 times ln 2) over every float in
+// [FLT_MIN, 1], against the bound docs/tolerances.md uses ("The probability path"), which
+// follows from the CUDA Programming Guide's accuracy of __log2f (absolute 2^-22 on [1/2, 2],
+// 2 ulp elsewhere) and one rounding of the product by ln 2: |error| <= 4 ln 2 + |ln p| <= 3.48
+// units of u on [1/2, 1] and <= (4 + 1) |ln p| units below 1/2.
+TEST_F(GpuTame, ProbabilityLogsStayWithinTheirBound) {
+  const ProbLogCheck r = check_probability_logs();
+  std::cout << "[ plog ] " << r.tested << " floats p in [FLT_MIN, 1]: max error " << r.near_one
+            << " u on [1/2, 1], " << r.relative << " u |ln p| below; log(1) " << (r.one_is_zero ? "== +0" : "!= +0")
+            << ", " << r.non_finite << " non-finite\n";
+  EXPECT_EQ(r.tested, 0x3f800000ull - 0x00800000ull + 1);
+  EXPECT_EQ(r.non_finite, 0u);
+  EXPECT_LE(r.near_one, 3.48);
+  EXPECT_LE(r.relative, 5.0);
+  EXPECT_TRUE(r.one_is_zero);
+}
+
 // Makes position 0 hold a -inf logit and position 2 a spread beyond 64 T on one side (both
 // general rows), and returns how many valid positions the kernel should treat as tame.
 std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
@@ -54,7 +72,13 @@ std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
   const float T = static_cast<float>(a.temperature);
   y.set(0 * V + 1, -std::numeric_limits<double>::infinity());
   if (rows > 2) x.set(2 * V + 3, x.get(2 * V + 3) - 120.0 * a.temperature);
-  const bool plain = roles.support == nullptr && !a.prob_path;
+  // The paths with tame forms: every one but `general` (the log-softmax path without a support
+  // mask, and the probability path at T = 1 for KL and Jefferys). logit_args_of leaves the
+  // device pointers unset: mark the support mask for row_paths.
+  cuda::LogitArgs paths_of = a;
+  static const std::uint8_t support_marker = 0;
+  if (roles.support != nullptr) paths_of.support = &support_marker;
+  const bool plain = cuda::row_paths(paths_of) != cuda::RowPaths::general;
   std::int64_t tame = 0;
   general_rows = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -116,7 +140,8 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
             << " general positions\n";
   // The mix. General rows: shape_rows forces positions 0 (a -inf logit) and 2 (a spread of
   // 120 T) of every case to be general, so at least 2 per case (fails if the forcing does not
-  // make them general). Tame rows: the plain cases (no support mask, log-softmax path) with
+  // make them general). Tame rows: the plain cases (no support mask; the log-softmax path, or
+  // the probability path of masked_kl and masked_jefferys) with
   // their other positions; 120 on these seeds (H200 run of 2026-12-01), the floor of 50 only
   // keeps the tame rows from silently disappearing from the comparison.
   EXPECT_GT(tame_total, 50);

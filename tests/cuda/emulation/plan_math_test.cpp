@@ -111,11 +111,13 @@ TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
 // cross-entropy on the plain path at T = 1 (and KL at T = 2^k) defer their rows, every other
 // forward-only launch runs the loss-only kernel; with gradients the full kernel; each for the
 // launch's path set (plain at T = 1; plain at T = 2^k for KL and Jefferys, the policies of the
-// temperature rows; plain at any other T; or general: a support mask or the probability path).
+// temperature rows; plain at any other T; the probability path at T = 1 for KL and Jefferys, the
+// policies of the rows with log_target; or general: a support mask, or the probability path
+// elsewhere).
 // And the kernel table (row_kernel_choice.cuh) has an instantiation for every such launch.
 TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   static char buffer;
-  int pow2 = 0, tables = 0;
+  int pow2 = 0, prob = 0, tables = 0;
   for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
                       LogitKind::hellinger, LogitKind::total_variation})
     // plain, support mask, probability path, T = 2, both at T = 2, T = 0.25, T = 3
@@ -131,8 +133,10 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         if (gradients) a.grad_p = a.grad_q = &buffer;
         const bool one_pass = k == LogitKind::kl || k == LogitKind::cross_entropy;
         const bool temperature_policy = k == LogitKind::kl || k == LogitKind::jefferys;
+        const bool log_target_policy = k == LogitKind::kl || k == LogitKind::jefferys;
         RowPaths want_paths = RowPaths::general;
         if (path == 0) want_paths = RowPaths::plain_unit_t;
+        if (path == 2 && log_target_policy) want_paths = RowPaths::prob_unit_t;
         if (path == 3 || path == 5) want_paths = temperature_policy ? RowPaths::plain_pow2_t : RowPaths::plain_scaled_t;
         if (path == 6) want_paths = RowPaths::plain_scaled_t;
         RowVariant want = RowVariant::full;
@@ -146,14 +150,17 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         EXPECT_EQ(row_paths(a), want_paths);
         EXPECT_EQ(defers_row_loss(a), want == RowVariant::deferred);
         pow2 += row_paths(a) == RowPaths::plain_pow2_t;
+        prob += row_paths(a) == RowPaths::prob_unit_t;
         // The table has the kernel: the visitor is called once with the launch's template arguments.
         int calls = 0;
         visit_row_kernel(k, row_variant(a), row_paths(a), [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
           ++calls;
           EXPECT_EQ(kDeferred, want == RowVariant::deferred);
           EXPECT_EQ(kIsLossOnly<Policy>, want == RowVariant::loss_only);
-          // Loss-only kernels carry every path but plain_pow2_t; the others exactly the launch's.
-          const bool all = want == RowVariant::loss_only && want_paths != RowPaths::plain_pow2_t;
+          // Loss-only kernels carry every path but plain_pow2_t and prob_unit_t; the others exactly
+          // the launch's.
+          const bool all = want == RowVariant::loss_only && want_paths != RowPaths::plain_pow2_t &&
+                           want_paths != RowPaths::prob_unit_t;
           EXPECT_EQ(kPaths, all ? RowPaths::all : want_paths);
         });
         EXPECT_EQ(calls, 1);
@@ -169,6 +176,7 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         }
       }
   EXPECT_EQ(pow2, 2 * 2 * 2);  // KL and Jefferys x T = 2, 0.25 x with and without gradients
+  EXPECT_EQ(prob, 2 * 2);      // KL and Jefferys on the probability path at T = 1 x with and without gradients
   EXPECT_EQ(tables, 6 * 7 * 2);
   // Combinations no launch takes are refused with the argument named.
   EXPECT_THROW(visit_row_kernel(LogitKind::cross_entropy, RowVariant::full, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
@@ -178,6 +186,9 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   EXPECT_THROW(visit_row_kernel(LogitKind::jefferys, RowVariant::deferred, RowPaths::plain_unit_t, [&]<class, bool, RowPaths>() {}),
                InvalidArgument);
   EXPECT_THROW(visit_row_kernel(LogitKind::kl, RowVariant::full, RowPaths::all, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::jensen_shannon, RowVariant::loss_only, RowPaths::prob_unit_t,
+                                [&]<class, bool, RowPaths>() {}),
                InvalidArgument);
   LogitArgs one_gradient;  // one gradient wanted is a launch with gradients
   one_gradient.grad_q = &buffer;
