@@ -254,9 +254,10 @@ class LogitFormulas {
     const R eb = ea - ad, rb = ra + ad;
     return p_side ? JsColumn{ea, eb, ra, rb} : JsColumn{eb, ea, rb, ra};
   }
-  // The error bounds of e^p, e^q as the float32 kernels evaluate them
-  // (kernels/math/jensen_shannon.hpp js_log_ratios): with a = |d|, the side with d' = a >= 0 as
-  // -log1p(expm1(-a) / 2), the other as that minus a.
+  // The error bounds of e^p, e^q of a float32 evaluation in the accurate form: with a = |d|, the
+  // side with d' = a >= 0 as -log1p(expm1(-a) / 2), the other as that minus a. (The kernels
+  // evaluate log 2 - log(1 + exp(-a)) with fast functions, kernels/math/jensen_shannon.hpp;
+  // docs/tolerances.md "c per row" shows c times this scale covers that form.)
   struct JsRatioErrs {
     Err ep, eq;
   };

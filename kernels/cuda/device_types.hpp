@@ -29,7 +29,7 @@ struct LogitArgs {
   const std::uint8_t* support = nullptr;        // (B, T, V) 0/1; nullptr: full support
   PositionReduction reduction = PositionReduction::sequence_mean;
   double temperature = 1.0;                     // logits are divided by T; gradients carry 1/T
-  bool prob_path = false;                       // log_target = False: probabilities by division
+  bool prob_path = false;                       // log_target = False: probabilities exp(t) (1/S), logs of them
   bool capped = false;                          // masked_cross_entropy with max_loss
   double max_loss = 0.0;
   double scaling_factor = 1.0;

@@ -23,8 +23,9 @@
 //   1. max (NaN-propagating) and min of y and of x, compared as packed bf16/f16 pairs
 //      (row_range.cuh): the poison flag (NaN, +inf, or no finite logit: the row is NaN) and
 //      whether the row is tame (math::tame_side: finite logits, shifted logits >= -64); tame
-//      rows on the log-softmax path without a support mask take the tame forms of passes 2-4
-//      (no -inf tests, no clamp, no subnormal branch of the exponential: the same values);
+//      rows without a support mask (the log-softmax path, or the probability path at T = 1:
+//      Columns) take the tame forms of passes 2-4 (no -inf tests, no clamp, no subnormal branch
+//      of the exponential, no FLT_MIN fallback: the same values);
 //   2. S of each side, the sum of exp((z - m)/T), log S: a float sum in the order below, or,
 //      for total variation (Policy::kExactS), the exact, order-independent FixedSum;
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
@@ -52,8 +53,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, masked_jefferys on its default probability path worst;
-// step 39: KL bf16 8192x128256 0.76 of the copy forward, 0.72 forward+backward; f32 0.87 / 0.68).
+// every row (KL and cross-entropy best, total variation forward+backward and Jensen-Shannon worst;
+// step 41: KL bf16 8192x128256 0.77 of the copy forward, 0.73 forward+backward; f32 0.88 / 0.68;
+// masked_jefferys on its probability path 0.36 / 0.37, Jensen-Shannon 0.31 / 0.36).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,

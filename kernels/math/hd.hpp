@@ -66,23 +66,25 @@ DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
 #endif
 
-// The log of a probability on the probability path (softmax.hpp prob_path_from_shifted), for
-// p >= FLT_MIN only (below it the path takes the log-softmax value instead). Device:
-// lg2.approx.ftz.f32 times ln 2 (MUFU.LG2 and one multiply: 2 instructions instead of logf's
-// ~15; the ftz form, as no subnormal p reaches it). Its error against ln p, bounded from the
-// CUDA Programming Guide's __log2f accuracy (2^-22 absolute on [1/2, 2], 2 ulp elsewhere) and
-// the product's rounding: <= 3.48 u on [1/2, 1], <= 5 u |ln p| below (u = 2^-24); measured on
-// the H200 over every float in [FLT_MIN, 1] (tests/cuda/tame_test.cpp, 2026-12-02): 2.92 u and
-// 4.35 u |ln p|, and log 1 = +0 exactly. docs/tolerances.md ("The probability path") shows the
-// scale covers it with the factor c. Host: the C library's logf.
+// A fast log for arguments in [FLT_MIN, 2]: the probability path's log p (softmax.hpp
+// prob_path_from_shifted; below FLT_MIN that path takes the log-softmax value instead) and
+// Jensen-Shannon's log(1 + exp(-a)) (jensen_shannon.hpp). Device: lg2.approx.ftz.f32 times ln 2
+// (MUFU.LG2 and one multiply: 2 instructions instead of logf's ~15; the ftz form, as no
+// subnormal argument reaches it). Its error against ln x, bounded from the CUDA Programming
+// Guide's __log2f accuracy (2^-22 absolute on [1/2, 2], 2 ulp elsewhere) and the product's
+// rounding: <= 4 ln 2 + |ln x| <= 3.48 u on [1/2, 2], <= 5 u |ln x| below 1/2 (u = 2^-24);
+// measured on the H200 over every float in [FLT_MIN, 2] (tests/cuda/tame_test.cpp), with
+// log 1 = +0 and log 2 = ln 2 (the float) exactly. docs/tolerances.md ("The probability path",
+// and "c per row" for Jensen-Shannon) shows the scales cover it with the factor c. Host: the C
+// library's logf.
 #if defined(__CUDA_ARCH__)
-DIVCHECK_HD inline float f_prob_log(float p) {
+DIVCHECK_HD inline float f_fast_log(float x) {
   float l2;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l2) : "f"(p));
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l2) : "f"(x));
   return l2 * kLn2;
 }
 #else
-DIVCHECK_HD inline float f_prob_log(float p) { return std::log(p); }
+DIVCHECK_HD inline float f_fast_log(float x) { return std::log(x); }
 #endif
 
 // NaN test that survives -ffast-math-free builds on both compilers (x != x).

@@ -78,7 +78,7 @@ DIVCHECK_HD inline float log_softmax_from_shifted(float t, float log_s) { return
 
 // Probability path (log_target = False): p_v = exp(t_v) / S as exp(t_v) times the row's 1/S
 // (inv_s = 1/S rounded once per row and side: one multiply per column instead of a division),
-// and the log taken of that probability (f_prob_log). Where p_v is below the smallest normal
+// and the log taken of that probability (f_fast_log). Where p_v is below the smallest normal
 // float (log p would be inaccurate or -inf although p_v > 0) the log-softmax value is used
 // instead; t_v = -inf gives p = 0, lp = -inf. docs/tolerances.md ("The probability path") has
 // the error argument of the reciprocal and of the device's log.
@@ -88,7 +88,7 @@ struct ProbAndLog {
 };
 DIVCHECK_HD inline ProbAndLog prob_path_from_shifted(float t, float inv_s, float log_s) {
   float p = f_softmax_exp(t) * inv_s;
-  float lp = p >= kFloatMinNormal ? f_prob_log(p) : t - log_s;
+  float lp = p >= kFloatMinNormal ? f_fast_log(p) : t - log_s;
   return {p, lp};
 }
 
@@ -148,7 +148,7 @@ DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s,
 template <class Temp>
 DIVCHECK_HD inline ProbAndLog prob_column_tame(float z, float m, float inv_s, Temp temperature) {
   const float p = f_softmax_exp_ftz(shifted_logit_tame(z, m, temperature)) * inv_s;
-  return {p, f_prob_log(p)};
+  return {p, f_fast_log(p)};
 }
 
 // Online logsumexp state: m = running max, s = sum of exp(z - m) so far.

@@ -53,10 +53,11 @@ TEST(MathJs, LogRatioExactPointsAndAccuracy) {
   EXPECT_EQ(js_log_ratios(-3.0f, -kInf).eq, -kInf);  // the caller multiplies by q = 0
   EXPECT_EQ(js_log_ratios(-kInf, -3.0f).eq, kLn2);
   EXPECT_EQ(js_log_ratios(-kInf, -3.0f).ep, -kInf);
-  EXPECT_TRUE(std::isfinite(js_log_ratios(-1e30f, 0.0f).ep));  // no overflow of expm1
-  // e(d) = log(2 / (1 + e^-d)). The larger side: expm1 (1 ulp), the exact halving, log1p
-  // (1 ulp, its argument's error amplified by 1 / (1 + x) <= 2): under 4u absolute next to
-  // log 2; the other side adds one subtraction (u of its magnitude): 8u(|e| + log 2) covers both.
+  EXPECT_TRUE(std::isfinite(js_log_ratios(-1e30f, 0.0f).ep));  // no overflow of the exponential
+  // e(d) = log(2 / (1 + e^-d)). The larger side (host: the C library's expf and logf): exp
+  // (1 ulp, times w / s <= 1/2 in the log), the rounding of 1 + w, the log (1 ulp), the difference
+  // from log 2: under 4u absolute next to log 2; the other side adds one subtraction (u of its
+  // magnitude): 8u(|e| + log 2) covers both.
   for (float d = -60.0f; d <= 60.0f; d += 0.173f) {
     const JsRatios e = js_log_ratios(d - 7.0f, -7.0f);
     const double dd = static_cast<double>((d - 7.0f) - -7.0f);
@@ -65,6 +66,24 @@ TEST(MathJs, LogRatioExactPointsAndAccuracy) {
     EXPECT_NEAR(e.ep, ep, 8 * kU * (std::fabs(ep) + std::log(2.0))) << d;
     EXPECT_NEAR(e.eq, eq, 8 * kU * (std::fabs(eq) + std::log(2.0))) << d;
   }
+}
+
+// docs/tolerances.md ("c per row", Jensen-Shannon): the kernels' fast log-ratio
+// ln 2 - log(1 + exp(-a)) spends at most (w/s)(2 e_a + a + 4) + 5 units of u (w = exp(-a),
+// s = 1 + w; e_a >= 4 the scale of a), and c = 8 times the accurate form's scale,
+// (w e_a + 1 - w)/s + e, exceeds that by at least 5 units for every a >= 0: the margin the
+// document states, on a grid of a in (0, 40] and e_a in [4, 400].
+TEST(MathJs, FastLogRatioFitsTheAccurateFormsScale) {
+  double least = 1e300;
+  for (double ea : {4.0, 5.0, 8.0, 40.0, 400.0})
+    for (int i = 1; i <= 400000; ++i) {
+      const double a = i * 1e-4;
+      const double w = std::exp(-a), s = 1.0 + w, e = std::log(2.0) - std::log(s);
+      const double budget = 8.0 * ((w * ea + 1.0 - w) / s + e);
+      const double spent = (w / s) * (2.0 * ea + a + 4.0) + 5.0;
+      least = std::min(least, budget - spent);
+    }
+  EXPECT_GE(least, 5.0 - 1e-3);
 }
 
 TEST(MathCrossEntropy, SechSquaredSlope) {

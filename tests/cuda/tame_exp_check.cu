@@ -129,39 +129,42 @@ namespace {
 struct LogCounters {
   unsigned long long non_finite;
   unsigned int near_one_bits, relative_bits;  // max of non-negative floats, compared as bits
-  float at_one;
+  float at_one, at_two;
 };
 
-// Thread i checks the float with bits 0x00800000 + i (FLT_MIN upwards to 1).
+// Thread i checks the float with bits 0x00800000 + i (FLT_MIN upwards to 2).
 __global__ void measure_probability_logs(unsigned int count, LogCounters* out) {
   const unsigned int stride = gridDim.x * blockDim.x;
   unsigned long long bad = 0;
   float near = 0.0f, rel = 0.0f;
   for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
     const float p = __uint_as_float(0x00800000u + i);
-    const float l = math::f_prob_log(p);
+    const float l = math::f_fast_log(p);
     if (!(l > -1e30f && l < 1e30f)) {
       ++bad;
       continue;
     }
     const double exact = log(static_cast<double>(p));
     const double err = fabs(static_cast<double>(l) - exact) * 16777216.0;  // units of u = 2^-24
-    if (p >= 0.5f) near = fmaxf(near, static_cast<float>(err));
+    if (p >= 0.5f) near = fmaxf(near, static_cast<float>(err));  // (ln x = 0 at x = 1)
     else rel = fmaxf(rel, static_cast<float>(err / fabs(exact)));
   }
   if (bad) atomicAdd(&out->non_finite, bad);
   atomicMax(&out->near_one_bits, __float_as_uint(near));
   atomicMax(&out->relative_bits, __float_as_uint(rel));
-  if (blockIdx.x == 0 && threadIdx.x == 0) out->at_one = math::f_prob_log(1.0f);
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    out->at_one = math::f_fast_log(1.0f);
+    out->at_two = math::f_fast_log(2.0f);
+  }
 }
 
 }  // namespace
 
 ProbLogCheck check_probability_logs() {
-  const unsigned int count = 0x3f800000u - 0x00800000u + 1;  // FLT_MIN ... 1
+  const unsigned int count = 0x40000000u - 0x00800000u + 1;  // FLT_MIN ... 2
   LogCounters* d = nullptr;
   check(cudaMalloc(&d, sizeof(LogCounters)), "cudaMalloc");
-  const LogCounters init{0, 0, 0, -1.0f};
+  const LogCounters init{0, 0, 0, -1.0f, -1.0f};
   check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
   measure_probability_logs<<<1024, 256>>>(count, d);
   check(cudaGetLastError(), "measure_probability_logs launch");
@@ -179,6 +182,7 @@ ProbLogCheck check_probability_logs() {
   unsigned int one_bits = 0;
   std::memcpy(&one_bits, &h.at_one, sizeof one_bits);
   r.one_is_zero = one_bits == 0u;
+  r.two_is_ln2 = h.at_two == math::kLn2;
   return r;
 }
 

@@ -32,16 +32,18 @@ struct PowerOfTwoDivisionCheck {
 };
 PowerOfTwoDivisionCheck check_power_of_two_divisions();
 
-// Device check behind math::f_prob_log (kernels/math/hd.hpp; the probability path's log): over
-// every float p in [FLT_MIN, 1], the error of f_prob_log(p) against ln p (the device's double
-// log, rounded once from an error far below the float unit u = 2^-24), in units of u:
-// near_one: the largest |error| for p in [1/2, 1]; relative: the largest |error| / |ln p| for
-// p < 1/2. docs/tolerances.md ("The probability path") bounds it by 3.5 + 5 |ln p| units.
+// Device check behind math::f_fast_log (kernels/math/hd.hpp; the probability path's log and
+// Jensen-Shannon's log(1 + exp(-a))): over every float x in [FLT_MIN, 2], the error of
+// f_fast_log(x) against ln x (the device's double log, rounded once from an error far below the
+// float unit u = 2^-24), in units of u: near_one: the largest |error| for x in [1/2, 2];
+// relative: the largest |error| / |ln x| for x < 1/2. docs/tolerances.md bounds it by 3.48 and
+// 5 |ln x| units.
 struct ProbLogCheck {
-  std::uint64_t tested = 0;   // floats p checked
-  double near_one = 0.0;      // max |error| / u on [1/2, 1]
-  double relative = 0.0;      // max |error| / (u |ln p|) on [FLT_MIN, 1/2)
-  bool one_is_zero = false;   // f_prob_log(1) == +0 exactly
+  std::uint64_t tested = 0;   // floats x checked
+  double near_one = 0.0;      // max |error| / u on [1/2, 2]
+  double relative = 0.0;      // max |error| / (u |ln x|) on [FLT_MIN, 1/2)
+  bool one_is_zero = false;   // f_fast_log(1) == +0 exactly
+  bool two_is_ln2 = false;    // f_fast_log(2) == math::kLn2 exactly
   std::uint64_t non_finite = 0;
 };
 ProbLogCheck check_probability_logs();
