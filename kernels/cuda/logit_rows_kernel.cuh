@@ -53,9 +53,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, total variation forward+backward and Jensen-Shannon worst;
-// step 41: KL bf16 8192x128256 0.77 of the copy forward, 0.73 forward+backward; f32 0.88 / 0.68;
-// masked_jefferys on its probability path 0.36 / 0.37, Jensen-Shannon 0.31 / 0.36).
+// every row (KL and cross-entropy best, Jensen-Shannon worst; step 42: KL bf16 8192x128256 0.78
+// of the copy forward, 0.74 forward+backward; f32 0.89 / 0.68; masked_jefferys on its
+// probability path 0.36 / 0.37, Jensen-Shannon 0.31 / 0.36, total variation 0.37 / 0.38).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,

@@ -10,12 +10,11 @@
 
 namespace divcheck::math {
 
-// +1, -1, 0 for x > 0, x < 0, x == 0 (either signed zero); NaN for NaN.
+// +1, -1, 0 for x > 0, x < 0, x == 0 (either signed zero); NaN for NaN. Selects, not branches:
+// it runs per column in total variation's passes (bench/RESULTS.md step 42).
 DIVCHECK_HD inline float sgn(float x) {
-  if (x > 0.0f) return 1.0f;
-  if (x < 0.0f) return -1.0f;
-  if (x == 0.0f) return 0.0f;
-  return x;  // NaN
+  const float s = x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+  return x != x ? x : s;
 }
 
 // coef * sgn(diff) with an exact +0 at a tie (whatever the sign of coef); NaN for NaN diff.

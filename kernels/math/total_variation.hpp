@@ -38,19 +38,24 @@ struct TvStats {
   float q_plus, q_minus, q_zero;  // Q+, Q-, Q0
 };
 
+// The gradients by class, branch-free (bench/RESULTS.md step 42: the if-chains compiled to
+// branches in the gradient loop): the class selects one of three coefficients, which depend on
+// the row's masses only (the compiler hoists them out of the column loop), and the probability
+// is multiplied once. p (K / 2) equals the table's (p K) / 2 but for a subnormal product (one
+// rounding either way). NaN for a NaN class.
 DIVCHECK_HD inline float tv_grad_p(float p, float q, bool s, const TvStats& st) {
   const float c = tv_class(p, q, s);
-  if (c > 0.0f) return 0.5f * (p * (2.0f * st.p_minus + st.p_zero));
-  if (c < 0.0f) return -(0.5f * (p * (2.0f * st.p_plus + st.p_zero)));
-  if (c == 0.0f) return 0.5f * (p * (st.p_minus - st.p_plus));
-  return c;  // NaN
+  const float k = c > 0.0f   ? 0.5f * (2.0f * st.p_minus + st.p_zero)
+                  : c < 0.0f ? -(0.5f * (2.0f * st.p_plus + st.p_zero))
+                             : 0.5f * (st.p_minus - st.p_plus);
+  return c != c ? c : p * k;
 }
 DIVCHECK_HD inline float tv_grad_q(float p, float q, bool s, const TvStats& st) {
   const float c = tv_class(p, q, s);
-  if (c > 0.0f) return -(0.5f * (q * (2.0f * st.q_minus + st.q_zero)));
-  if (c < 0.0f) return 0.5f * (q * (2.0f * st.q_plus + st.q_zero));
-  if (c == 0.0f) return 0.5f * (q * (st.q_plus - st.q_minus));
-  return c;  // NaN
+  const float k = c > 0.0f   ? -(0.5f * (2.0f * st.q_minus + st.q_zero))
+                  : c < 0.0f ? 0.5f * (2.0f * st.q_plus + st.q_zero)
+                             : 0.5f * (st.q_plus - st.q_minus);
+  return c != c ? c : q * k;
 }
 
 // tvd_prob element: |p - q| / 2 (NaN for NaN or inf - inf).
