@@ -307,7 +307,7 @@ __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const 
     const math::ProbAndLog b = math::prob_column_tame(zx, qx.m, qx.inv_s, temperature);
     return Column{a.p, a.lp, b.p, b.lp, s};
   } else {
-    const bool prob = kCols == Columns::probability || (kCols == Columns::general && prob_path);
+    const bool prob = kCols == Columns::probability || (kCols == Columns::general && prob_path);  // (as side_row)
     const math::ProbAndLog a = math::softmax_column(zy, py.m, py.inv_s, py.log_s, temperature, prob);
     const math::ProbAndLog b = math::softmax_column(zx, qx.m, qx.inv_s, qx.log_s, temperature, prob);
     return Column{a.p, a.lp, b.p, b.lp, s};
@@ -507,14 +507,14 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
   return Policy::finish(st, coef, prm.opt);
 }
 
-// A valid position on the plain path at T = 1 or T = 2^k (the log-softmax path without a support
-// mask; every policy but total variation, whose S is the exact FixedSum; at any other T the
+// A valid position on a plain path at T = 1 or T = 2^k (no support mask: the log-softmax path, or
+// the probability path at T = 1; every policy but total variation, whose S is the exact FixedSum; at any other T the
 // division of a zero z - m, once per thread and side here, would take the division's slow path:
 // row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature),
 // after the scan: sums relative to the thread's own maxima, then ONE exchange
 // (reduce_one_exchange: the sums with the range, rescaled to the row's maxima). The one-pass rows
 // (KL, cross-entropy) send their one-pass sums and S, and the loss and the gradients follow; the
-// two-pass rows (Jefferys, Jensen-Shannon, Hellinger) send S alone, then run their statistics
+// two-pass rows (Jefferys, Jensen-Shannon, Hellinger; and KL on the probability path) send S alone, then run their statistics
 // pass and its exchange (row_passes with kHaveS): two exchanges per row instead of three.
 // Tame forms where the thread's chunks are tame (the sums) or the whole row is (the later
 // passes). Poison (a NaN or +inf logit, or a side without a finite logit) is known only after
@@ -554,8 +554,9 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     const unsigned parity = (odd ? ex.second_uses++ : ex.first_uses++) & 1u;
     reduce_one_exchange<Policy>(cl, sc, box, parity, rs, acc, range, temperature, after_reads);
   } else {
-    // The two-pass rows: S alone in this exchange (mailbox `first`); the statistics pass and its
-    // exchange (`second`, with the prefetch hook) follow in row_passes. Each mailbox once per row.
+    // The two-pass rows, and every policy on the probability path: S alone in this exchange
+    // (mailbox `first`); the statistics pass and its exchange (`second`, with the prefetch hook)
+    // follow in row_passes. Each mailbox once per row.
     if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     reduce_one_exchange<SOnlyExchange>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);

@@ -44,21 +44,29 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+// Device counters set to `init`, launch(device pointer) (one kernel launch, named `what` in
+// errors), the counters back on the host.
+template <class C, class Launch>
+C run_with_counters(const C& init, const char* what, const Launch& launch) {
+  C* d = nullptr;
+  check(cudaMalloc(&d, sizeof(C)), "cudaMalloc");
+  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
+  launch(d);
+  check(cudaGetLastError(), what);
+  C h{};
+  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
+  check(cudaFree(d), "cudaFree");
+  return h;
+}
+
 }  // namespace
 
 TameExpCheck check_tame_exponentials() {
   unsigned int lowest_bits;
   std::memcpy(&lowest_bits, &kTameExpLowest, sizeof lowest_bits);
   const unsigned int count = lowest_bits - 0x80000000u + 1;  // -0 ... kTameExpLowest
-  Counters* d = nullptr;
-  check(cudaMalloc(&d, sizeof(Counters)), "cudaMalloc");
-  const Counters init{0, 0, 0xffffffffu};
-  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
-  compare_exponentials<<<1024, 256>>>(count, d);
-  check(cudaGetLastError(), "compare_exponentials launch");
-  Counters h{};
-  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
-  check(cudaFree(d), "cudaFree");
+  const Counters h = run_with_counters(Counters{0, 0, 0xffffffffu}, "compare_exponentials launch",
+                                       [&](Counters* d) { compare_exponentials<<<1024, 256>>>(count, d); });
   TameExpCheck r;
   r.tested = count;
   r.mismatches = h.mismatches;
@@ -106,17 +114,12 @@ PowerOfTwoDivisionCheck check_power_of_two_divisions() {
   PowerOfTwoDivisionCheck r;
   r.ks = sizeof ks / sizeof ks[0];
   int* dk = nullptr;
-  Counters* d = nullptr;
   check(cudaMalloc(&dk, sizeof ks), "cudaMalloc");
-  check(cudaMalloc(&d, sizeof(Counters)), "cudaMalloc");
-  const Counters init{0, 0, 0xffffffffu};
   check(cudaMemcpy(dk, ks, sizeof ks, cudaMemcpyHostToDevice), "cudaMemcpy");
-  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
-  compare_power_of_two_divisions<<<1024, 256>>>(dk, r.ks, d);  // 2^18 threads: 2^14 laps
-  check(cudaGetLastError(), "compare_power_of_two_divisions launch");
-  Counters h{};
-  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
-  check(cudaFree(d), "cudaFree");
+  const Counters h = run_with_counters(Counters{0, 0, 0xffffffffu}, "compare_power_of_two_divisions launch",
+                                       [&](Counters* d) {
+                                         compare_power_of_two_divisions<<<1024, 256>>>(dk, r.ks, d);  // 2^14 laps
+                                       });
   check(cudaFree(dk), "cudaFree");
   r.tested = (std::uint64_t{1} << 32) * static_cast<std::uint64_t>(r.ks);
   r.mismatches = h.mismatches;
@@ -133,7 +136,7 @@ struct LogCounters {
 };
 
 // Thread i checks the float with bits 0x00800000 + i (FLT_MIN upwards to 2).
-__global__ void measure_probability_logs(unsigned int count, LogCounters* out) {
+__global__ void measure_fast_logs(unsigned int count, LogCounters* out) {
   const unsigned int stride = gridDim.x * blockDim.x;
   unsigned long long bad = 0;
   float near = 0.0f, rel = 0.0f;
@@ -160,18 +163,11 @@ __global__ void measure_probability_logs(unsigned int count, LogCounters* out) {
 
 }  // namespace
 
-ProbLogCheck check_probability_logs() {
+FastLogCheck check_fast_logs() {
   const unsigned int count = 0x40000000u - 0x00800000u + 1;  // FLT_MIN ... 2
-  LogCounters* d = nullptr;
-  check(cudaMalloc(&d, sizeof(LogCounters)), "cudaMalloc");
-  const LogCounters init{0, 0, 0, -1.0f, -1.0f};
-  check(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice), "cudaMemcpy");
-  measure_probability_logs<<<1024, 256>>>(count, d);
-  check(cudaGetLastError(), "measure_probability_logs launch");
-  LogCounters h{};
-  check(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost), "cudaMemcpy back");
-  check(cudaFree(d), "cudaFree");
-  ProbLogCheck r;
+  const LogCounters h = run_with_counters(LogCounters{0, 0, 0, -1.0f, -1.0f}, "measure_fast_logs launch",
+                                          [&](LogCounters* d) { measure_fast_logs<<<1024, 256>>>(count, d); });
+  FastLogCheck r;
   r.tested = count;
   r.non_finite = h.non_finite;
   float near = 0.0f, rel = 0.0f;

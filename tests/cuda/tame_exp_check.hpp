@@ -38,7 +38,7 @@ PowerOfTwoDivisionCheck check_power_of_two_divisions();
 // float unit u = 2^-24), in units of u: near_one: the largest |error| for x in [1/2, 2];
 // relative: the largest |error| / |ln x| for x < 1/2. docs/tolerances.md bounds it by 3.48 and
 // 5 |ln x| units.
-struct ProbLogCheck {
+struct FastLogCheck {
   std::uint64_t tested = 0;   // floats x checked
   double near_one = 0.0;      // max |error| / u on [1/2, 2]
   double relative = 0.0;      // max |error| / (u |ln x|) on [FLT_MIN, 1/2)
@@ -46,6 +46,6 @@ struct ProbLogCheck {
   bool two_is_ln2 = false;    // f_fast_log(2) == math::kLn2 exactly
   std::uint64_t non_finite = 0;
 };
-ProbLogCheck check_probability_logs();
+FastLogCheck check_fast_logs();
 
 }  // namespace divcheck::gputest
