@@ -26,16 +26,12 @@ inline constexpr float kLn2 = 0.693147180559945309417232121458176568f;  // round
 #if defined(__CUDA_ARCH__)
 DIVCHECK_HD inline float f_exp(float x) { return ::expf(x); }
 DIVCHECK_HD inline float f_log(float x) { return ::logf(x); }
-DIVCHECK_HD inline float f_log1p(float x) { return ::log1pf(x); }
-DIVCHECK_HD inline float f_expm1(float x) { return ::expm1f(x); }
 DIVCHECK_HD inline float f_sqrt(float x) { return ::sqrtf(x); }
 DIVCHECK_HD inline float f_abs(float x) { return ::fabsf(x); }
 DIVCHECK_HD inline float f_tanh(float x) { return ::tanhf(x); }
 #else
 DIVCHECK_HD inline float f_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_log(float x) { return std::log(x); }
-DIVCHECK_HD inline float f_log1p(float x) { return std::log1p(x); }
-DIVCHECK_HD inline float f_expm1(float x) { return std::expm1(x); }
 DIVCHECK_HD inline float f_sqrt(float x) { return std::sqrt(x); }
 DIVCHECK_HD inline float f_abs(float x) { return std::fabs(x); }
 DIVCHECK_HD inline float f_tanh(float x) { return std::tanh(x); }
