@@ -33,6 +33,8 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/element_io.cuh"  // shared_address
+
 namespace divcheck::cuda {
 
 namespace cg = cooperative_groups;
@@ -46,12 +48,6 @@ struct Mailbox {
   unsigned long long bar;
   static constexpr unsigned kMessageBytes = kWords * 16u;
 };
-
-#if defined(__CUDA_ARCH__)
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-#endif
 
 // Thread 0, once per CTA, before the cluster arrive of cluster_start.
 template <int kWords>

@@ -126,6 +126,38 @@ __device__ __forceinline__ void load_raw(const Elem* src, int cnt, bool vec, Raw
     if (k < cnt) raw_set<Elem>(r, k, load_float(src + k));  // exact: the value is an Elem
 }
 
+// The 32-bit shared-window address of p (a pointer into this CTA's shared memory); 0 on the host
+// (the kernel emulator reads through the pointer: load_staged).
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+#else
+  (void)p;
+  return 0u;
+#endif
+}
+
+// Loads the whole chunk i of a staged slice: s (generic) and sa (shared_address(s)) name the
+// same slice. The device reads through the 32-bit address (ld.shared; one add per chunk), so that
+// the compiler never rebuilds the generic address of a shared buffer inside a loop (it did so
+// under the register cap: ~18 instructions per chunk, bench/RESULTS.md step 43); the host
+// emulator reads through s.
+template <class Elem>
+__device__ __forceinline__ void load_staged(const Elem* s, uint32_t sa, int i, RawChunk<Elem>& r) {
+#if defined(__CUDA_ARCH__)
+  (void)s;
+  const uint32_t a = sa + static_cast<uint32_t>(i) * static_cast<uint32_t>(kChunk * sizeof(Elem));
+#pragma unroll
+  for (int w = 0; w < RawChunk<Elem>::kWords; ++w)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.w[w].x), "=r"(r.w[w].y), "=r"(r.w[w].z), "=r"(r.w[w].w)
+                 : "r"(a + 16u * static_cast<uint32_t>(w)));
+#else
+  (void)sa;
+  load_raw<Elem, false>(s + i * kChunk, kChunk, true, r);
+#endif
+}
+
 // Stores the first `cnt` columns of the chunk at dst (streaming 16-byte stores when vec).
 template <class Elem>
 __device__ __forceinline__ void store_raw(Elem* dst, int cnt, bool vec, const RawChunk<Elem>& r) {

@@ -139,6 +139,7 @@ struct SliceRef {
   const Elem* g;  // global memory (the row's slice)
   Elem* s;        // the staged copy in shared memory, or nullptr (not staged)
   bool vec;       // whole chunks may move with 16-byte accesses (the rows are 16-byte aligned)
+  uint32_t sa;    // shared_address(s) where staged (element_io.cuh load_staged)
 };
 
 // The number of valid columns of chunk i of an n-column slice (1..8).
@@ -164,7 +165,7 @@ __device__ __forceinline__ void for_each_chunk(int n, const Body& body) {
 // Chunk i of a slice: from shared memory when staged, else from global memory.
 template <class Elem>
 __device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int cnt, RawChunk<Elem>& c) {
-  if (r.s) load_raw<Elem, false>(r.s + i * kChunk, cnt, true, c);  // staged as whole aligned chunks
+  if (r.s) load_staged(r.s, r.sa, i, c);  // staged as whole aligned chunks
   else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
 }
 
@@ -218,8 +219,8 @@ __device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const 
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
     if constexpr (decltype(whole)::value) {
-      load_raw<Elem, false>(y.s + i * kChunk, kChunk, true, cy);
-      load_raw<Elem, false>(x.s + i * kChunk, kChunk, true, cx);
+      load_staged(y.s, y.sa, i, cy);
+      load_staged(x.s, x.sa, i, cx);
       ry.add_whole(cy);
       rx.add_whole(cx);
     } else {
@@ -729,6 +730,7 @@ struct SliceStream {
   BulkBarrier& bar;
   Elem* ys;
   Elem* xs;
+  uint32_t ys_sa, xs_sa;  // their shared_address
   unsigned uses = 0;
   int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
   // Thread 0: requests the whole chunks (bytes) of this CTA's slices of `row`.
@@ -773,8 +775,8 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec};
-  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec};
+  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa};
+  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa};
   const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
@@ -866,11 +868,15 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   const int64_t left = prm.vocab - v0;
   const int n = static_cast<int>(left <= 0 ? 0 : (left < prm.slice ? left : prm.slice));
   const int64_t slice_bytes = (prm.slice * static_cast<int64_t>(sizeof(Elem)) + 15) / 16 * 16;
-  const BlockScratch sc{reinterpret_cast<float (*)[kRecordFloats]>(dyn_smem)};  // plan_math.hpp dynamic_bytes
-  unsigned char* staging = dyn_smem + cta_threads() * kRecordFloats * static_cast<int>(sizeof(float));
-  Elem* ys = reinterpret_cast<Elem*>(staging);
-  Elem* xs = reinterpret_cast<Elem*>(staging + slice_bytes);
-  uint8_t* ss = staging + 2 * slice_bytes;
+  // plan_math.hpp dynamic_bytes: the staged slices first (so that their addresses are the
+  // dynamic window's start plus the uniform slice size, which the compiler keeps in uniform
+  // registers: element_io.cuh load_staged), then the reduction records.
+  Elem* ys = reinterpret_cast<Elem*>(dyn_smem);
+  Elem* xs = reinterpret_cast<Elem*>(dyn_smem + slice_bytes);
+  uint8_t* ss = dyn_smem + 2 * slice_bytes;
+  const int64_t support_bytes = prm.support ? (prm.slice + 15) / 16 * 16 : 0;
+  const int64_t staged_bytes = prm.staged ? 2 * slice_bytes + support_bytes : 0;
+  const BlockScratch sc{reinterpret_cast<float (*)[kRecordFloats]>(dyn_smem + staged_bytes)};
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
   if (threadIdx.x == 0) {
@@ -882,7 +888,7 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   __syncthreads();
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
-  SliceStream<Elem> stream{sh.bar, ys, xs};
+  SliceStream<Elem> stream{sh.bar, ys, xs, shared_address(ys), shared_address(xs)};
   const bool unit_t = prm.temperature == 1.0f;  // (kPaths: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {

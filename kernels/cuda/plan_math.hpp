@@ -1,9 +1,9 @@
 // The arithmetic of a logit-kernel plan (plain C++, shared by the launcher and the kernel
 // emulator of tests/cuda/emulation): columns per CTA for C CTAs per row (a multiple of the
 // 8-column chunk, so every slice of an aligned row starts 16-byte aligned), and the shared
-// memory of a CTA: the reduction records (32 bytes per thread), then, when staged, both rows'
-// slices in their dtype and the support bytes (each part rounded up to 16 bytes, so a slice is
-// always whole chunks).
+// memory of a CTA: when staged, both rows' slices in their dtype and the support bytes (each part
+// rounded up to 16 bytes, so a slice is always whole chunks), then the reduction records (32
+// bytes per thread).
 #pragma once
 
 #include <cstddef>
@@ -42,7 +42,7 @@ inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool suppo
   return 2 * r16(w * elem) + (support ? r16(w) : 0);
 }
 
-// The dynamic shared memory of a CTA: the reduction records, then (staged) the slices.
+// The dynamic shared memory of a CTA: (staged) the slices, then the reduction records.
 inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support) {
   return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support) : 0);
 }
