@@ -263,6 +263,17 @@ enum class Columns : unsigned char { log_softmax, probability, general };
 template <Columns kCols>
 inline constexpr bool kNoSupport = kCols != Columns::general;
 
+// The exchange policy of the first exchange of a two-pass row: the policy's GradOnePass where a
+// kernel takes it, else S alone (SOnlyExchange, row_reduce.cuh).
+template <class Policy, bool kTake>
+struct GradOnePassOf {
+  using type = SOnlyExchange;
+};
+template <class Policy>
+struct GradOnePassOf<Policy, true> {
+  using type = typename Policy::GradOnePass;
+};
+
 // One side's row statistics as the column formulas read them: m, 1/S (only where the probability
 // path may read it: one division per row and side), log S.
 struct SideRow {
@@ -373,6 +384,49 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     else body(std::false_type{});
     if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
     if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
+  }
+}
+
+// Pass 4 fused with the loss's sum, for a tame row whose gradient statistics came with S
+// (Policy::GradOnePass, one_exchange_row): the gradients of the thread's chunks (as
+// write_gradients, factor coef: a tame row's loss is finite, so its gradient mode is `values`)
+// and the loss's terms (LossOnly<Policy>::terms; pairwise per chunk, the chunk sums in chunk
+// order: the statistics pass's order, so the same bits) into acc.
+template <class Elem, class Policy, TempForm kT, Columns kCols>
+__device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& prm, const SliceRef<Elem>& y,
+                                                         const SliceRef<Elem>& x, int n, const SideRow& py,
+                                                         const SideRow& qx, const float* st, float coef, Elem* gp,
+                                                         Elem* gq, bool out_vec, float& acc) {
+  static_assert(kNoSupport<kCols> && LossOnly<Policy>::kStats == 1, "a plain path's tame row; one loss sum");
+  const int chunks = (n + kChunk - 1) / kChunk;
+  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
+    const int cnt = chunk_count(i, n);
+    RawChunk<Elem> cy, cx, oy, ox;
+    read_chunk(y, i, cnt, cy);
+    read_chunk(x, i, cnt, cx);
+    float t[kChunk];
+    auto body = [&](auto whole) {
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        float a = 0.0f, b = 0.0f;
+        t[k] = 0.0f;
+        if (decltype(whole)::value || k < cnt) {
+          const Column c = make_column<kCols, true>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), true, py, qx,
+                                                    temperature_of<kT>(prm), false);
+          Policy::grads(c, st, prm.opt, coef, a, b);
+          float term[1];
+          LossOnly<Policy>::terms(c, term);
+          t[k] = term[0];
+        }
+        raw_set<Elem>(oy, k, a);
+        raw_set<Elem>(ox, k, b);
+      }
+    };
+    if (cnt == kChunk) body(std::true_type{});
+    else body(std::false_type{});
+    if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
+    if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
+    acc = acc + (((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])));  // as pairwise_terms
   }
 }
 
@@ -530,7 +584,11 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   static_assert(kNoSupport<kCols>, "one_exchange_row is a plain path's");
   constexpr bool kOnePass = kCols == Columns::log_softmax && Policy::kOnePass > 0;
   static_assert(kOnePass || !kDeferred, "the deferred exchange is the one-pass rows'");
-  constexpr int kSums = kOnePass ? Policy::kOnePass + 2 : 2;
+  // Jefferys with gradients (either plain path): the gradients' K_p, K_q as one-pass sums with S
+  // (kHasGradOnePass; the sums read t, exp(t), S and log S, which both paths form alike).
+  constexpr bool kGradOnePass = !kDeferred && kHasGradOnePass<Policy>;
+  using GradEx = typename GradOnePassOf<Policy, kGradOnePass>::type;
+  constexpr int kSums = kOnePass ? Policy::kOnePass + 2 : GradEx::kOnePass + 2;
   const auto temperature = temperature_of<kT>(prm);
   float acc[kSums];
 #pragma unroll
@@ -556,11 +614,18 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     reduce_one_exchange<Policy>(cl, sc, box, parity, rs, acc, range, temperature, after_reads);
   } else {
     // The two-pass rows, and every policy on the probability path: S alone in this exchange
-    // (mailbox `first`); the statistics pass and its exchange (`second`, with the prefetch hook)
-    // follow in row_passes. Each mailbox once per row.
-    if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-    else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-    reduce_one_exchange<SOnlyExchange>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
+    // (mailbox `first`), or S with the gradient statistics' one-pass sums (GradEx); the
+    // statistics pass and its exchange (`second`, with the prefetch hook) follow in row_passes,
+    // or for a tame row with GradEx the gradient pass that also sums the loss. Each mailbox once
+    // per row.
+    if constexpr (kGradOnePass) {
+      if (tame) one_pass_sums<Elem, GradEx, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+      else one_pass_sums<Elem, GradEx, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    } else {
+      if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+      else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+    }
+    reduce_one_exchange<GradEx>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
   }
   if (rs.poison) {
     // The two-pass rows' hook belongs to their statistics exchange, which a poisoned row skips:
@@ -577,7 +642,25 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   }
   const bool row_tame = rs.tame && prm.allow_tame;
   if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
-  if constexpr (!kOnePass) {
+  if constexpr (kGradOnePass) {
+    if (row_tame) {
+      // The gradients with the one-pass K_p, K_q, and the loss's sum in the same pass; its
+      // exchange (mailbox `second`) gives the loss. Other rows: the statistics pass as below
+      // (its K_p, K_q), since their loss decides the gradient mode.
+      float st[Policy::kStats];
+      GradEx::grad_stats(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
+      const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;
+      float acc_loss[1] = {0.0f};
+      write_gradients_and_loss<Elem, Policy, kT, kCols>(prm, r.y, r.x, r.n, side_row<kCols>(prm, rs, 0),
+                                                 side_row<kCols>(prm, rs, 1), st, coef, r.gp, r.gq, r.out_vec,
+                                                 acc_loss[0]);
+      reduce_stats<1, SSum::none>(cl, sc, ex.box.second, ex.second_uses++ & 1u, rs, acc_loss, 0, 0, after_reads);
+      st[0] = rs.stats[0];
+      if (r.leader) prm.row_loss[r.row] = Policy::finish(st, coef, prm.opt).ell;
+    } else {
+      row_passes<Elem, Policy, kT, kCols, false, true>(prm, r, cl, sc, ex, rs, after_reads);
+    }
+  } else if constexpr (!kOnePass) {
     if (row_tame) row_passes<Elem, Policy, kT, kCols, true, true>(prm, r, cl, sc, ex, rs, after_reads);
     else row_passes<Elem, Policy, kT, kCols, false, true>(prm, r, cl, sc, ex, rs, after_reads);
   } else {

@@ -12,6 +12,8 @@
 // side cheaper; docs/semantics.md, "Summation order").
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/math/cross_entropy.hpp"
 #include "kernels/math/hellinger.hpp"
 #include "kernels/math/jensen_shannon.hpp"
@@ -67,7 +69,8 @@ struct KlPolicy {
                                              float (&st)[kStats]) {
     st[0] = math::kl_from_one_pass(sums[0], sy, log_sy, log_sx);
   }
-  __device__ static void rescale_one_pass(float (&a)[kOnePass], float sy, float fy, float dy, float dx) {
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float sy, float fy, float dy, float dx, float,
+                                          float) {
     a[0] = math::kl_one_pass_rescale(a[0], sy, fy, dy, dx);
   }
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
@@ -83,13 +86,51 @@ struct KlPolicy {
   }
 };
 
+// The one-pass sums of Jefferys' gradient statistics (JefferysPolicy::GradOnePass): K_p = KL(p||q)
+// and K_q = KL(q||p), each by kernels/math/kl.hpp's one-pass form (A_p = sum e_y (t_y - t_x) 2^-64,
+// A_q = sum e_x (t_x - t_y) 2^-64), summed with S in the pass and exchange that give S
+// (one_exchange_row); an exchange policy of one_pass_sums and reduce_one_exchange, as a one-pass
+// row's. Only the gradients read them: the loss keeps its sum of (p - q) d (see JefferysPolicy).
+struct JefferysGradOnePass {
+  static constexpr int kOnePass = 2;  // A_p, A_q
+  static constexpr bool kExactS = false;
+  __device__ static void one_pass_terms(float ty, float tx, float ey, float ex, float (&out)[kOnePass]) {
+    out[0] = math::kl_one_pass_term(ey, ty, tx);
+    out[1] = math::kl_one_pass_term(ex, tx, ty);
+  }
+  __device__ static void one_pass_factors_tame(float ty, float tx, float ey, float ex, float (&a)[kOnePass],
+                                               float (&b)[kOnePass]) {
+    math::kl_one_pass_factors_tame(ey, ty, tx, a[0], b[0]);
+    math::kl_one_pass_factors_tame(ex, tx, ty, a[1], b[1]);
+  }
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float sy, float fy, float dy, float dx, float sx,
+                                          float fx) {
+    a[0] = math::kl_one_pass_rescale(a[0], sy, fy, dy, dx);
+    a[1] = math::kl_one_pass_rescale(a[1], sx, fx, dx, dy);
+  }
+  // The gradient statistics of JefferysPolicy (st[0], the loss, is summed by the gradient pass;
+  // P_S and Q_S are the support form's and unread here).
+  __device__ static void grad_stats(const float* sums, float sy, float log_sy, float sx, float log_sx, float (&st)[5]) {
+    st[0] = 0.0f;
+    st[1] = math::kl_from_one_pass(sums[0], sy, log_sy, log_sx);
+    st[2] = math::kl_from_one_pass(sums[1], sx, log_sx, log_sy);
+    st[3] = 0.0f;
+    st[4] = 0.0f;
+  }
+};
+
 struct JefferysPolicy {
   static constexpr int kStats = 5;  // ell, K_p^S, K_q^S, P_S, Q_S
   static constexpr int kLossStats = 1;
-  // No one-pass form: the loss sum (p - q) d is accurate relative to sum |p - q| |d|, which is
-  // far below what K_p + K_q from the one-pass sums can resolve when p ~ q (the gate's
+  // No one-pass form of the loss: the sum (p - q) d is accurate relative to sum |p - q| |d|, which
+  // is far below what K_p + K_q from the one-pass sums can resolve when p ~ q (the gate's
   // near_one_hot and partial_ties cases failed by up to 2e3 bounds: bench/RESULTS.md, step 5).
   static constexpr int kOnePass = 0;
+  // The gradients' K_p and K_q have the absolute floor the one-pass forms need (their scale is
+  // KL's loss scale, docs/tolerances.md): on the plain paths (no support mask; one_exchange_row)
+  // the kernels with gradients take them from one-pass sums with S, and a tame row's gradient
+  // pass also sums the loss (two passes after the scan instead of three).
+  using GradOnePass = JefferysGradOnePass;
   static constexpr bool kExactS = false;
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
@@ -129,7 +170,7 @@ struct CrossEntropyPolicy {
                                              float (&st)[kStats]) {
     st[0] = math::ce_from_one_pass(sums[0], sy, log_sx);
   }
-  __device__ static void rescale_one_pass(float (&b)[kOnePass], float sy, float fy, float, float dx) {
+  __device__ static void rescale_one_pass(float (&b)[kOnePass], float sy, float fy, float, float dx, float, float) {
     b[0] = math::ce_one_pass_rescale(b[0], sy, fy, dx);
   }
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
@@ -248,5 +289,14 @@ template <class Policy>
 inline constexpr bool kIsLossOnly = false;
 template <class Policy>
 inline constexpr bool kIsLossOnly<LossOnly<Policy>> = true;
+
+// Whether a kernel with gradients takes the policy's gradient statistics from one-pass sums
+// (Policy::GradOnePass; the log-softmax path without a support mask: one_exchange_row).
+template <class Policy, class = void>
+inline constexpr bool kDeclaresGradOnePass = false;
+template <class Policy>
+inline constexpr bool kDeclaresGradOnePass<Policy, std::void_t<typename Policy::GradOnePass>> = true;
+template <class Policy>
+inline constexpr bool kHasGradOnePass = !kIsLossOnly<Policy> && kDeclaresGradOnePass<Policy>;
 
 }  // namespace divcheck::cuda

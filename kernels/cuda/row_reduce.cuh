@@ -239,7 +239,7 @@ __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float m
     float a[Policy::kOnePass];
 #pragma unroll
     for (int k = 0; k < Policy::kOnePass; ++k) a[k] = v[k];
-    Policy::rescale_one_pass(a, v[K - 2], fy, dy, dx);
+    Policy::rescale_one_pass(a, v[K - 2], fy, dy, dx, v[K - 1], fx);
 #pragma unroll
     for (int k = 0; k < Policy::kOnePass; ++k) v[k] = a[k];
   }

@@ -110,8 +110,26 @@ bool tame_sums_differ(DivergenceId id) {
          id == DivergenceId::temperature_scaled_masked_kl_divergence;
 }
 
+// The Jefferys rows with gradients on a plain path (no support mask; the log-softmax path at T = 1
+// or 2^k, the probability path at T = 1): a tame row's gradients take K_p and K_q from the
+// one-pass sums (tame: unscaled, the first level fused), a general row's from the statistics pass
+// (row_policies.cuh JefferysGradOnePass): the same loss bits, gradients that differ in rounding.
+bool tame_gradient_stats_differ(const Case& c) {
+  const DivergenceId id = c.id;
+  if (id != DivergenceId::jefferys_divergence && id != DivergenceId::masked_jefferys_divergence &&
+      id != DivergenceId::temperature_scaled_masked_jefferys_divergence)
+    return false;
+  cuda::LogitArgs a = cuda::logit_args_of(c, cuda::CudaOptions{});
+  static const std::uint8_t support_marker = 0;
+  if (cuda::logit_roles(c).support != nullptr) a.support = &support_marker;  // (as shape_rows)
+  const cuda::RowPaths paths = cuda::row_paths(a);
+  return !c.wants_grad.empty() &&
+         (paths == cuda::RowPaths::plain_unit_t || paths == cuda::RowPaths::plain_pow2_t ||
+          paths == cuda::RowPaths::prob_unit_t);
+}
+
 TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
-  std::int64_t tame_total = 0, general_total = 0, cases = 0;
+  std::int64_t tame_total = 0, general_total = 0, cases = 0, gradient_stats_cases = 0;
   for (DivergenceId id : gpu_rows()) {
     if (id == DivergenceId::tvd_prob) continue;
     for (DType dt : {DType::f32, DType::bf16, DType::f16})
@@ -125,12 +143,17 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
         const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
         EXPECT_EQ(tame_rows, expect_tame);
         EXPECT_EQ(never, 0);
-        if (tame_sums_differ(id)) {
+        if (tame_sums_differ(id) || tame_gradient_stats_differ(c)) {
           // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
-          // kl_one_pass_factors_tame), so both runs are judged against the reference instead.
+          // kl_one_pass_factors_tame), so both runs are judged against the reference instead;
+          // the Jefferys rows' loss is still the same bits.
           const Expected e = compute_reference(c);
           EXPECT_TRUE(gpu_passes(a, c, e)) << "tame forms on";
           EXPECT_TRUE(gpu_passes(b, c, e)) << "tame forms off";
+          if (!tame_sums_differ(id)) {
+            EXPECT_TRUE(bitwise_same(Outputs{a.loss, {}}, Outputs{b.loss, {}})) << "the loss";
+            ++gradient_stats_cases;
+          }
         } else {
           EXPECT_TRUE(bitwise_same(a, b));
         }
@@ -140,7 +163,7 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
       }
   }
   std::cout << "[ tame ] " << cases << " cases: " << tame_total << " tame positions, " << general_total
-            << " general positions\n";
+            << " general positions; " << gradient_stats_cases << " Jefferys cases with one-pass gradient statistics\n";
   // The mix. General rows: shape_rows forces positions 0 (a -inf logit) and 2 (a spread of
   // 120 T) of every case to be general, so at least 2 per case (fails if the forcing does not
   // make them general). Tame rows: the plain cases (no support mask; the log-softmax path, or
@@ -148,6 +171,7 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
   // their other positions; 120 on these seeds (H200 run of 2026-12-01), the floor of 50 only
   // keeps the tame rows from silently disappearing from the comparison.
   EXPECT_GT(tame_total, 50);
+  EXPECT_GT(gradient_stats_cases, 0);  // the one-pass gradient statistics were compared
   EXPECT_GE(general_total, 2 * cases);
 }
 
