@@ -34,7 +34,9 @@
 //      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 or 2^k (one_exchange_row)
 //      relative to each thread's own maxima, so right after the scan and without the range exchange:
 //      the sums and the range travel in ONE exchange that rescales them to the row's maxima
-//      (row_reduce.cuh reduce_one_exchange); no pass 3;
+//      (row_reduce.cuh reduce_one_exchange); no pass 3. Jefferys with gradients on a plain path
+//      sums its gradients' one-pass K_p, K_q there too (JefferysGradOnePass), and a tame row's
+//      pass 4 also sums the loss (write_gradients_and_loss): no pass 3 for those rows either;
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
 //      into the logits' dtype, written with 16-byte stores where the rows are aligned.
 // Summation depth of a row statistic: 3 (chunk) + ceil(W / 8N) (chunks per thread) + 9 (8 for
@@ -53,9 +55,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, Jensen-Shannon worst; step 42: KL bf16 8192x128256 0.78
-// of the copy forward, 0.74 forward+backward; f32 0.89 / 0.68; masked_jefferys on its
-// probability path 0.36 / 0.37, Jensen-Shannon 0.31 / 0.36, total variation 0.37 / 0.38).
+// every row (KL and cross-entropy best, Jensen-Shannon worst; step 47: KL bf16 8192x128256
+// 0.83 of the copy forward, 0.74 forward+backward; f32 0.88 / 0.67; Jefferys 0.46 / 0.60;
+// Jensen-Shannon 0.31 / 0.36, total variation 0.37 / 0.40).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
@@ -168,6 +170,28 @@ __device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int c
   if (r.s) load_staged(r.s, r.sa, i, c);  // staged as whole aligned chunks
   else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
 }
+
+// Chunk i of both sides' slices. kOneTest: one staged test decides both loads (the sides are
+// staged together, process_row), else each side's own (read_chunk). Only the code differs: one
+// test per chunk made the loss-only kernels 1-6% faster and the others up to 13% slower (the
+// register allocation of their loops, bench/RESULTS.md step 46), so kOneTest is kIsLossOnly.
+template <bool kOneTest, class Elem>
+__device__ __forceinline__ void read_chunks(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int i, int cnt,
+                                            RawChunk<Elem>& cy, RawChunk<Elem>& cx) {
+  if constexpr (kOneTest) {
+    if (y.s) {  // staged as whole aligned chunks
+      load_staged(y.s, y.sa, i, cy);
+      load_staged(x.s, x.sa, i, cx);
+    } else {
+      load_raw<Elem, true>(y.g + i * kChunk, cnt, y.vec && cnt == kChunk, cy);
+      load_raw<Elem, true>(x.g + i * kChunk, cnt, x.vec && cnt == kChunk, cx);
+    }
+  } else {
+    read_chunk(y, i, cnt, cy);
+    read_chunk(x, i, cnt, cx);
+  }
+}
+
 
 // Stages a chunk (shared memory, 16-byte aligned, whole chunk).
 template <class Elem>
@@ -364,8 +388,7 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
   for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
-    read_chunk(y, i, cnt, cy);
-    read_chunk(x, i, cnt, cx);
+    read_chunks<false>(y, x, i, cnt, cy, cx);
     auto body = [&](auto whole) {
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
@@ -402,8 +425,7 @@ __device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& 
   for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
-    read_chunk(y, i, cnt, cy);
-    read_chunk(x, i, cnt, cx);
+    read_chunks<false>(y, x, i, cnt, cy, cx);
     float t[kChunk];
     auto body = [&](auto whole) {
 #pragma unroll
@@ -459,8 +481,7 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
   static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
-    read_chunk(y, i, cnt, cy);
-    read_chunk(x, i, cnt, cx);
+    read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
     float part[kSums];
     if constexpr (kTame) {
       float a[kChunk][kP], b[kChunk][kP], ey[kChunk], ex[kChunk];
@@ -518,14 +539,13 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 // S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:
 // one_exchange_row for the two-pass rows; the row's: row_passes), each chunk's 8 terms pairwise,
 // the chunk sums in chunk order. kTame: as one_pass_sums. The terms are the flushing ex2
-// (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1.
-template <class Elem, TempForm kT, bool kTame>
+// (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1. kOneTest: read_chunks'.
+template <class Elem, TempForm kT, bool kTame, bool kOneTest>
 __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
                                        int n, float m0, float m1, float (&acc)[2]) {
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
-    read_chunk(y, i, cnt, cy);
-    read_chunk(x, i, cnt, cx);
+    read_chunks<kOneTest>(y, x, i, cnt, cy, cx);
     float ey[kChunk], ex[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
@@ -622,8 +642,8 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
       if (tame) one_pass_sums<Elem, GradEx, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
       else one_pass_sums<Elem, GradEx, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     } else {
-      if (tame) s_sums<Elem, kT, true>(prm, r.y, r.x, r.n, range[0], range[1], acc);
-      else s_sums<Elem, kT, false>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+      if (tame) s_sums<Elem, kT, true, kIsLossOnly<Policy>>(prm, r.y, r.x, r.n, range[0], range[1], acc);
+      else s_sums<Elem, kT, false, kIsLossOnly<Policy>>(prm, r.y, r.x, r.n, range[0], range[1], acc);
     }
     reduce_one_exchange<GradEx>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc, range, temperature);
   }
@@ -748,8 +768,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     uint64_t ly = 0, lx = 0;
     for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
-      read_chunk(y, i, cnt, cy);
-      read_chunk(x, i, cnt, cx);
+      read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (decltype(whole)::value || k < cnt) {
@@ -764,7 +783,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     // chunk's 8 terms pairwise, the chunk sums in chunk order; then the CTA and cluster trees),
     // relative to the row's maxima.
     float acc[2] = {0.0f, 0.0f};
-    s_sums<Elem, kT, kTame>(prm, y, x, n, rs.max[0], rs.max[1], acc);
+    s_sums<Elem, kT, kTame, kIsLossOnly<Policy>>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
   const SideRow py = side_row<kCols>(prm, rs, 0);
@@ -777,8 +796,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
     for_each_chunk(n, [&](int i, int cnt, auto whole) {
       RawChunk<Elem> cy, cx;
-      read_chunk(y, i, cnt, cy);
-      read_chunk(x, i, cnt, cx);
+      read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
       auto column_at = [&](int k) {
         return make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
                                          (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx,
