@@ -55,9 +55,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, Jensen-Shannon worst; step 47: KL bf16 8192x128256
-// 0.83 of the copy forward, 0.74 forward+backward; f32 0.88 / 0.67; Jefferys 0.46 / 0.60;
-// Jensen-Shannon 0.31 / 0.36, total variation 0.37 / 0.40).
+// every row (KL and cross-entropy best, Jensen-Shannon worst; step 48: KL bf16 8192x128256
+// 0.82 of the copy forward, 0.75 forward+backward; f32 0.88 / 0.67; Jefferys 0.49 / 0.66;
+// Jensen-Shannon 0.32 / 0.38, total variation 0.37 / 0.40).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
@@ -351,21 +351,21 @@ __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const 
 }
 
 // The policy's terms of columns [k0, k0 + W) of a chunk, summed pairwise (W a power of two);
-// columns at or past cnt contribute exact +0.
-template <class Policy, int W, bool kWhole, class ColumnAt>
+// columns at or past cnt contribute exact +0. kTame: the policy's tame forms (a tame row).
+template <class Policy, int W, bool kWhole, bool kTame, class ColumnAt>
 __device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& column_at,
                                                float (&out)[Policy::kStats]) {
   if constexpr (W == 1) {
     if (kWhole || k0 < cnt) {
-      Policy::terms(column_at(k0), out);
+      Policy::template terms<kTame>(column_at(k0), out);
     } else {
 #pragma unroll
       for (int s = 0; s < Policy::kStats; ++s) out[s] = 0.0f;
     }
   } else {
     float a[Policy::kStats], b[Policy::kStats];
-    pairwise_terms<Policy, W / 2, kWhole>(k0, cnt, column_at, a);
-    pairwise_terms<Policy, W / 2, kWhole>(k0 + W / 2, cnt, column_at, b);
+    pairwise_terms<Policy, W / 2, kWhole, kTame>(k0, cnt, column_at, a);
+    pairwise_terms<Policy, W / 2, kWhole, kTame>(k0 + W / 2, cnt, column_at, b);
 #pragma unroll
     for (int s = 0; s < Policy::kStats; ++s) out[s] = a[s] + b[s];
   }
@@ -397,7 +397,7 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
           const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
           const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
                                                      temperature_of<kT>(prm), prm.prob_path);
-          Policy::grads(c, st, prm.opt, res.factor, a, b);
+          Policy::template grads<kTame>(c, st, prm.opt, res.factor, a, b);
         }
         raw_set<Elem>(oy, k, a);
         raw_set<Elem>(ox, k, b);
@@ -435,9 +435,9 @@ __device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& 
         if (decltype(whole)::value || k < cnt) {
           const Column c = make_column<kCols, true>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), true, py, qx,
                                                     temperature_of<kT>(prm), false);
-          Policy::grads(c, st, prm.opt, coef, a, b);
+          Policy::template grads<true>(c, st, prm.opt, coef, a, b);
           float term[1];
-          LossOnly<Policy>::terms(c, term);
+          LossOnly<Policy>::template terms<true>(c, term);
           t[k] = term[0];
         }
         raw_set<Elem>(oy, k, a);
@@ -803,7 +803,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
                                          temperature_of<kT>(prm), prm.prob_path);
       };
       float part[Policy::kStats];
-      pairwise_terms<Policy, kChunk, decltype(whole)::value>(0, cnt, column_at, part);
+      pairwise_terms<Policy, kChunk, decltype(whole)::value, kTame>(0, cnt, column_at, part);
 #pragma unroll
       for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
     });

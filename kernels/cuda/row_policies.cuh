@@ -73,15 +73,17 @@ struct KlPolicy {
                                           float) {
     a[0] = math::kl_one_pass_rescale(a[0], sy, fy, dy, dx);
   }
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
-    out[0] = math::kl_term(c.p, c.lp, c.lq);
+    out[0] = kTame ? math::kl_term_finite(c.p, c.lp, c.lq) : math::kl_term(c.p, c.lp, c.lq);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::KlStats ks{st[0]};
-    gp = f * math::kl_grad_p(c.p, c.lp, c.lq, ks);
+    gp = f * (kTame ? math::kl_grad_p_finite(c.p, c.lp, c.lq, ks) : math::kl_grad_p(c.p, c.lp, c.lq, ks));
     gq = f * math::kl_grad_q(c.p, c.q);
   }
 };
@@ -132,19 +134,30 @@ struct JefferysPolicy {
   // pass also sums the loss (two passes after the scan instead of three).
   using GradOnePass = JefferysGradOnePass;
   static constexpr bool kExactS = false;
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
-    out[0] = (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
-    out[1] = (c.s ? math::kl_term(c.p, c.lp, c.lq) : 0.0f);
-    out[2] = (c.s ? math::kl_term(c.q, c.lq, c.lp) : 0.0f);
+    if constexpr (kTame) {  // a plain path: every column in the support
+      out[0] = math::jefferys_term_finite(c.p, c.q, c.lp, c.lq);
+      out[1] = math::kl_term_finite(c.p, c.lp, c.lq);
+      out[2] = math::kl_term_finite(c.q, c.lq, c.lp);
+    } else {
+      out[0] = (c.s ? math::jefferys_term(c.p, c.q, c.lp, c.lq) : 0.0f);
+      out[1] = (c.s ? math::kl_term(c.p, c.lp, c.lq) : 0.0f);
+      out[2] = (c.s ? math::kl_term(c.q, c.lq, c.lp) : 0.0f);
+    }
     out[3] = (c.s ? c.p : 0.0f);
     out[4] = (c.s ? c.q : 0.0f);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions& o, float f, float& gp, float& gq) {
     const math::JefferysStats js{st[1], st[2], st[3], st[4]};
-    if (o.has_support) {
+    if constexpr (kTame) {  // a plain path: no support mask
+      gp = f * math::jefferys_grad_p_finite(c.p, c.q, c.lp, c.lq, js);
+      gq = f * math::jefferys_grad_q_finite(c.p, c.q, c.lp, c.lq, js);
+    } else if (o.has_support) {
       gp = f * math::jefferys_support_grad_p(c.p, c.q, c.lp, c.lq, c.s, js);
       gq = f * math::jefferys_support_grad_q(c.p, c.q, c.lp, c.lq, c.s, js);
     } else {
@@ -173,8 +186,9 @@ struct CrossEntropyPolicy {
   __device__ static void rescale_one_pass(float (&b)[kOnePass], float sy, float fy, float, float dx, float, float) {
     b[0] = math::ce_one_pass_rescale(b[0], sy, fy, dx);
   }
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
-    out[0] = math::ce_term(c.p, c.lp, c.lq);
+    out[0] = kTame ? math::ce_term_finite(c.p, c.lq) : math::ce_term(c.p, c.lp, c.lq);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions& o) {
     const float ce = st[0];
@@ -184,9 +198,10 @@ struct CrossEntropyPolicy {
     if (slope == 0.0f) return {ell, GradMode::zero, 0.0f};  // the cap is flat here
     return {ell, GradMode::values, coef * slope};
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::CeStats cs{st[0]};
-    gp = f * math::ce_grad_p(c.p, c.lp, c.lq, cs);
+    gp = f * (kTame ? math::ce_grad_p_finite(c.p, c.lq, cs) : math::ce_grad_p(c.p, c.lp, c.lq, cs));
     gq = f * math::ce_grad_q(c.p, c.q);
   }
 };
@@ -196,18 +211,20 @@ struct JensenShannonPolicy {
   static constexpr int kLossStats = 2;  // the loss reads both
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   static constexpr bool kExactS = false;
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     const math::JsRatios e = math::js_log_ratios(c.lp, c.lq);
-    out[0] = math::js_half_term(c.p, c.lp, e.ep, c.s);
-    out[1] = math::js_half_term(c.q, c.lq, e.eq, c.s);
+    out[0] = kTame ? math::js_half_term_finite(c.p, e.ep) : math::js_half_term(c.p, c.lp, e.ep, c.s);
+    out[1] = kTame ? math::js_half_term_finite(c.q, e.eq) : math::js_half_term(c.q, c.lq, e.eq, c.s);
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {math::js_loss(math::JsStats{st[0], st[1]}), GradMode::values, coef};
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::JsRatios e = math::js_log_ratios(c.lp, c.lq);
-    gp = f * math::js_grad(c.p, e.ep, c.s, st[0]);
-    gq = f * math::js_grad(c.q, e.eq, c.s, st[1]);
+    gp = f * (kTame ? math::js_grad_finite(c.p, e.ep, st[0]) : math::js_grad(c.p, e.ep, c.s, st[0]));
+    gq = f * (kTame ? math::js_grad_finite(c.q, e.eq, st[1]) : math::js_grad(c.q, e.eq, c.s, st[1]));
   }
 };
 
@@ -216,6 +233,7 @@ struct HellingerPolicy {
   static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
   static constexpr bool kExactS = false;
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
     out[0] = math::hellinger_term(rp, rq, c.s);
@@ -225,6 +243,7 @@ struct HellingerPolicy {
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {st[0], GradMode::values, coef};
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::HellingerStats hs{st[1], st[2]};
     const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
@@ -240,6 +259,7 @@ struct TotalVariationPolicy {
   // S exact (FixedSum): two columns swapped between the rows must tie bitwise, or sgn(p - q)
   // is decided by summation-order noise (docs/semantics.md). Every other policy sums S in float.
   static constexpr bool kExactS = true;
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::tv_abs_term(c.p, c.q, c.s);
     out[1] = math::tv_class_mass(c.p, c.q, c.s, 1.0f, c.p);
@@ -252,6 +272,7 @@ struct TotalVariationPolicy {
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {0.5f * st[0], GradMode::values, coef};
   }
+  template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::TvStats ts{st[1], st[2], st[3], st[4], st[5], st[6]};
     gp = f * math::tv_grad_p(c.p, c.q, c.s, ts);
@@ -270,9 +291,10 @@ struct LossOnly : Policy {
   static_assert(Policy::kOnePass == 0 || Policy::kLossStats == Policy::kStats,
                 "the one-pass forms give every statistic at once");
   static constexpr int kStats = Policy::kLossStats;
+  template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     float all[Policy::kStats];
-    Policy::terms(c, all);
+    Policy::template terms<kTame>(c, all);
 #pragma unroll
     for (int k = 0; k < kStats; ++k) out[k] = all[k];
   }

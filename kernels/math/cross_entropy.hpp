@@ -11,8 +11,9 @@
 namespace divcheck::math {
 
 // -p lq with 0 log 0 = 0 and -p log 0 = +inf.
+DIVCHECK_HD inline float ce_term_finite(float p, float lq) { return -(p * lq); }  // (kl.hpp *_finite)
 DIVCHECK_HD inline float ce_term(float p, float lp, float lq) {  // selects, as kl_term
-  const float v = -(p * lq);
+  const float v = ce_term_finite(p, lq);
   return zero_prob(lp) ? 0.0f : (zero_prob(lq) ? kInf : v);
 }
 
@@ -23,9 +24,10 @@ struct CeStats {
 // d ce / d x_v = q_v - p_v.
 DIVCHECK_HD inline float ce_grad_q(float p, float q) { return q - p; }
 // d ce / d y_v = -p_v (lq_v + ce).
+DIVCHECK_HD inline float ce_grad_p_finite(float p, float lq, const CeStats& st) { return -(p * (lq + st.ce)); }
 DIVCHECK_HD inline float ce_grad_p(float p, float lp, float lq, const CeStats& st) {
   (void)lp;
-  const float v = -(p * (lq + st.ce));
+  const float v = ce_grad_p_finite(p, lq, st);
   return p == 0.0f ? 0.0f : v;  // as in kl.hpp: a float-zero probability contributes 0
 }
 

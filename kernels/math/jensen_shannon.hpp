@@ -37,9 +37,10 @@ DIVCHECK_HD inline JsRatios js_log_ratios(float lp, float lq) {
 }
 
 // s p e^p with 0 log 0 = 0 (the summand of J_p; pass q, lq, e^q for J_q).
+DIVCHECK_HD inline float js_half_term_finite(float p, float e) { return p * e; }  // in the support (kl.hpp *_finite)
 DIVCHECK_HD inline float js_half_term(float p, float lp, float e, bool s) {
   if (!s || zero_prob(lp)) return 0.0f;
-  return p * e;
+  return js_half_term_finite(p, e);
 }
 
 struct JsStats {
@@ -54,5 +55,6 @@ DIVCHECK_HD inline float js_grad(float p, float e, bool s, float j) {
   if (p == 0.0f) return 0.0f;  // as in kl.hpp: a float-zero probability contributes 0
   return 0.5f * (p * ((s ? e : 0.0f) - j));
 }
+DIVCHECK_HD inline float js_grad_finite(float p, float e, float j) { return 0.5f * (p * (e - j)); }  // in the support
 
 }  // namespace divcheck::math

@@ -24,8 +24,12 @@ DIVCHECK_HD inline bool zero_prob(float lp) { return lp == -kInf; }
 // p (lp - lq) with 0 log 0 = 0 and p log(p/0) = +inf.
 // Written as selects (no early return) so that a GPU evaluates it without a branch per column;
 // the value is the same.
+// The *_finite forms below are the values of these formulas where no probability is zero and no
+// log is -inf (a tame row, softmax.hpp tame_side: every p >= e^-64 / V > 0): the same operations,
+// without the zero-probability selects (the CUDA kernels' tame forms; the same bits there).
+DIVCHECK_HD inline float kl_term_finite(float p, float lp, float lq) { return p * (lp - lq); }
 DIVCHECK_HD inline float kl_term(float p, float lp, float lq) {
-  const float v = p * (lp - lq);
+  const float v = kl_term_finite(p, lp, lq);
   return zero_prob(lp) ? 0.0f : (zero_prob(lq) ? kInf : v);
 }
 
@@ -37,15 +41,19 @@ struct KlStats {
 DIVCHECK_HD inline float kl_grad_q(float p, float q) { return q - p; }
 
 // d KL(p||q) / d y_v (the p-side logit): p_v (d_v - K_p).
+DIVCHECK_HD inline float kl_grad_p_finite(float p, float lp, float lq, const KlStats& st) {
+  return p * ((lp - lq) - st.kp);
+}
 DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& st) {
-  const float v = p * ((lp - lq) - st.kp);
+  const float v = kl_grad_p_finite(p, lp, lq, st);
   return p == 0.0f ? 0.0f : v;
 }
 
 // (p - q)(lp - lq): 0 when both are 0, +inf when exactly one is.
+DIVCHECK_HD inline float jefferys_term_finite(float p, float q, float lp, float lq) { return (p - q) * (lp - lq); }
 DIVCHECK_HD inline float jefferys_term(float p, float q, float lp, float lq) {
   const bool zp = zero_prob(lp), zq = zero_prob(lq);
-  const float v = (p - q) * (lp - lq);
+  const float v = jefferys_term_finite(p, q, lp, lq);
   return (zp && zq) ? 0.0f : ((zp || zq) ? kInf : v);
 }
 
@@ -61,10 +69,16 @@ DIVCHECK_HD inline float jefferys_grad_p(float p, float q, float lp, float lq, c
   float a = p == 0.0f ? 0.0f : p * ((lp - lq) - st.kp);
   return a + (p - q);
 }
+DIVCHECK_HD inline float jefferys_grad_p_finite(float p, float q, float lp, float lq, const JefferysStats& st) {
+  return p * ((lp - lq) - st.kp) + (p - q);
+}
 // Full support: d/dx_v = q_v (-d_v - K_q) + q_v - p_v.
 DIVCHECK_HD inline float jefferys_grad_q(float p, float q, float lp, float lq, const JefferysStats& st) {
   float a = q == 0.0f ? 0.0f : q * ((lq - lp) - st.kq);
   return a + (q - p);
+}
+DIVCHECK_HD inline float jefferys_grad_q_finite(float p, float q, float lp, float lq, const JefferysStats& st) {
+  return q * ((lq - lp) - st.kq) + (q - p);
 }
 
 // With a support mask: d/dy_v = s_v (p_v - q_v + p_v d_v) - p_v (K_p^S + P_S - Q_S).
