@@ -414,7 +414,9 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
 // (Policy::GradOnePass, one_exchange_row): the gradients of the thread's chunks (as
 // write_gradients, factor coef: a tame row's loss is finite, so its gradient mode is `values`)
 // and the loss's terms (LossOnly<Policy>::terms; pairwise per chunk, the chunk sums in chunk
-// order: the statistics pass's order, so the same bits) into acc.
+// order: the statistics pass's order, so the same bits) into acc. A loop of its own, not a flag
+// of write_gradients: that merge (tried 2026-12-02) changed the SASS of two kernels that never
+// take this path (f32 KL and cross-entropy, RowPaths::general), which the measured binary had not.
 template <class Elem, class Policy, TempForm kT, Columns kCols>
 __device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& prm, const SliceRef<Elem>& y,
                                                          const SliceRef<Elem>& x, int n, const SideRow& py,
