@@ -313,7 +313,7 @@ template <class Policy>
 inline constexpr bool kIsLossOnly<LossOnly<Policy>> = true;
 
 // Whether a kernel with gradients takes the policy's gradient statistics from one-pass sums
-// (Policy::GradOnePass; the log-softmax path without a support mask: one_exchange_row).
+// (Policy::GradOnePass; on the plain paths, no support mask: one_exchange_row).
 template <class Policy, class = void>
 inline constexpr bool kDeclaresGradOnePass = false;
 template <class Policy>
