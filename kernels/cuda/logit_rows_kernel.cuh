@@ -34,9 +34,10 @@
 //      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 or 2^k (one_exchange_row)
 //      relative to each thread's own maxima, so right after the scan and without the range exchange:
 //      the sums and the range travel in ONE exchange that rescales them to the row's maxima
-//      (row_reduce.cuh reduce_one_exchange); no pass 3. Jefferys with gradients on a plain path
-//      sums its gradients' one-pass K_p, K_q there too (JefferysGradOnePass), and a tame row's
-//      pass 4 also sums the loss (write_gradients_and_loss): no pass 3 for those rows either;
+//      (row_reduce.cuh reduce_one_exchange); no pass 3. Jefferys and Hellinger with gradients on
+//      a plain path sum their gradients' one-pass statistics there too (K_p, K_q:
+//      JefferysGradOnePass; H_p = H_q: HellingerGradOnePass), and a tame row's pass 4 also sums
+//      the loss (write_gradients_and_loss): no pass 3 for those rows either;
 //   4. gradients: w g / T (coef of the sequence) times the policy's formula, rounded once
 //      into the logits' dtype, written with 16-byte stores where the rows are aligned.
 // Summation depth of a row statistic: 3 (chunk) + ceil(W / 8N) (chunks per thread) + 9 (8 for
@@ -473,7 +474,8 @@ struct RowSlices {
 // order). kTame: the chunks are tame relative to those maxima (math::tame_side): the tame forms
 // of the exponentials (the same values), and the policy's terms as products of two finite
 // factors, summed unscaled with the first pairwise level fused (fmaf) and scaled by 2^-64 once
-// at the end (math::kl_one_pass_factors_tame has the argument).
+// at the end (math::kl_one_pass_factors_tame has the argument; kTameSumScale: Hellinger's terms,
+// factor 1, are summed as they are).
 template <class Elem, class Policy, TempForm kT, bool kTame>
 __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
                                               const SliceRef<Elem>& x, int n, float m0, float m1,
@@ -532,9 +534,9 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
   });
-  if constexpr (kTame) {
+  if constexpr (kTame && kTameSumScale<Policy> != 1.0f) {
 #pragma unroll
-    for (int s2 = 0; s2 < kP; ++s2) acc[s2] = acc[s2] * math::kOnePassDown;
+    for (int s2 = 0; s2 < kP; ++s2) acc[s2] = acc[s2] * kTameSumScale<Policy>;
   }
 }
 
@@ -606,8 +608,9 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   static_assert(kNoSupport<kCols>, "one_exchange_row is a plain path's");
   constexpr bool kOnePass = kCols == Columns::log_softmax && Policy::kOnePass > 0;
   static_assert(kOnePass || !kDeferred, "the deferred exchange is the one-pass rows'");
-  // Jefferys with gradients (either plain path): the gradients' K_p, K_q as one-pass sums with S
-  // (kHasGradOnePass; the sums read t, exp(t), S and log S, which both paths form alike).
+  // Jefferys and Hellinger with gradients (either plain path): the gradients' statistics as
+  // one-pass sums with S (kHasGradOnePass; the sums read t, exp(t), S and log S, which both paths
+  // form alike).
   constexpr bool kGradOnePass = !kDeferred && kHasGradOnePass<Policy>;
   using GradEx = typename GradOnePassOf<Policy, kGradOnePass>::type;
   constexpr int kSums = kOnePass ? Policy::kOnePass + 2 : GradEx::kOnePass + 2;
@@ -666,9 +669,9 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
   if (row_tame && prm.counters && r.leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
   if constexpr (kGradOnePass) {
     if (row_tame) {
-      // The gradients with the one-pass K_p, K_q, and the loss's sum in the same pass; its
+      // The gradients with the one-pass statistics, and the loss's sum in the same pass; its
       // exchange (mailbox `second`) gives the loss. Other rows: the statistics pass as below
-      // (its K_p, K_q), since their loss decides the gradient mode.
+      // (all the policy's statistics), since their loss may decide the gradient mode.
       float st[Policy::kStats];
       GradEx::grad_stats(rs.stats, rs.s[0], rs.log_s[0], rs.s[1], rs.log_s[1], st);
       const float coef = prm.coef ? prm.coef[r.row / prm.seq] : 0.0f;

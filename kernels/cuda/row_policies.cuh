@@ -228,10 +228,43 @@ struct JensenShannonPolicy {
   }
 };
 
+// The one-pass sum of Hellinger's gradient statistics (HellingerPolicy::GradOnePass):
+// sum exp((t_y + t_x) / 2), which with S gives H_p = H_q = (1 - B) / 2 (kernels/math/hellinger.hpp),
+// summed with S in the pass and exchange that give S, as JefferysGradOnePass. The tame terms are
+// summed as they are (factor 1, kTameSumScale 1: no 2^-64, they are at most 1), so a tame chunk's
+// sum has S's operations and order.
+struct HellingerGradOnePass {
+  static constexpr int kOnePass = 1;  // sum b
+  static constexpr bool kExactS = false;
+  static constexpr float kTameSumScale = 1.0f;
+  __device__ static void one_pass_terms(float ty, float tx, float, float, float (&out)[kOnePass]) {
+    out[0] = math::hellinger_one_pass_term<false>(ty, tx);
+  }
+  __device__ static void one_pass_factors_tame(float ty, float tx, float, float, float (&a)[kOnePass],
+                                               float (&b)[kOnePass]) {
+    a[0] = math::hellinger_one_pass_term<true>(ty, tx);
+    b[0] = 1.0f;
+  }
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float, float, float dy, float dx, float, float) {
+    a[0] = math::hellinger_one_pass_rescale(a[0], dy, dx);
+  }
+  // The gradient statistics of HellingerPolicy (st[0], the loss, is summed by the gradient pass).
+  __device__ static void grad_stats(const float* sums, float sy, float, float sx, float, float (&st)[3]) {
+    const float h = math::hellinger_h_from_one_pass(sums[0], sy, sx);
+    st[0] = 0.0f;
+    st[1] = h;
+    st[2] = h;
+  }
+};
+
 struct HellingerPolicy {
   static constexpr int kStats = 3;  // ell, H_p, H_q
   static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 0;  // needs p and q per column: the statistics pass
+  // The gradients' H_p = H_q have the absolute floor their one-pass form needs (docs/tolerances.md,
+  // "Hellinger's gradient statistics"): on the plain paths the kernels with gradients take them
+  // with S, and a tame row's gradient pass sums the loss (as Jefferys').
+  using GradOnePass = HellingerGradOnePass;
   static constexpr bool kExactS = false;
   template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
@@ -320,5 +353,13 @@ template <class Policy>
 inline constexpr bool kDeclaresGradOnePass<Policy, std::void_t<typename Policy::GradOnePass>> = true;
 template <class Policy>
 inline constexpr bool kHasGradOnePass = !kIsLossOnly<Policy> && kDeclaresGradOnePass<Policy>;
+
+// The factor by which one_pass_sums scales a tame thread's sum of one_pass_factors_tame products:
+// 2^-64 for the KL-type sums (kernels/math/kl.hpp kl_one_pass_factors_tame), else the exchange
+// policy's kTameSumScale.
+template <class Policy, class = void>
+inline constexpr float kTameSumScale = math::kOnePassDown;
+template <class Policy>
+inline constexpr float kTameSumScale<Policy, std::void_t<decltype(Policy::kTameSumScale)>> = Policy::kTameSumScale;
 
 }  // namespace divcheck::cuda

@@ -57,9 +57,24 @@ __device__ inline float ex2_of_x_log2e(float x) {
 }
 DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_of_x_log2e<false>(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_of_x_log2e<true>(x); }
+// f_softmax_exp(0.5f * (a + b)) with the halving folded into the multiply by log2(e): (s / 2)·L
+// and s·(L / 2) are the same real number (L / 2 is exact), so the same float unless s / 2 is
+// subnormal, where both exponentials are 1. One multiply fewer (Hellinger's one-pass terms).
+template <bool kFlushSubnormals>
+__device__ inline float ex2_of_half_sum_log2e(float a, float b) {
+  const float x = (a + b) * 0.72134752044448170368f;  // log2(e) / 2
+  float y;
+  if constexpr (kFlushSubnormals) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return ex2_of_half_sum_log2e<false>(a, b); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return ex2_of_half_sum_log2e<true>(a, b); }
 #else
 DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return std::exp(0.5f * (a + b)); }
 #endif
 
 // A fast log for arguments in [FLT_MIN, 2]: the probability path's log p (softmax.hpp

@@ -110,14 +110,17 @@ bool tame_sums_differ(DivergenceId id) {
          id == DivergenceId::temperature_scaled_masked_kl_divergence;
 }
 
-// The Jefferys rows with gradients on a plain path (no support mask; the log-softmax path at T = 1
-// or 2^k, the probability path at T = 1): a tame row's gradients take K_p and K_q from the
-// one-pass sums (tame: unscaled, the first level fused), a general row's from the statistics pass
-// (row_policies.cuh JefferysGradOnePass): the same loss bits, gradients that differ in rounding.
+// The Jefferys rows and Hellinger with gradients on a plain path (no support mask; the log-softmax
+// path at T = 1 or 2^k, the probability path at T = 1): a tame row's gradients take their
+// statistics from the one-pass sums (Jefferys' K_p, K_q: unscaled, the first level fused;
+// Hellinger's H_p = H_q from sum sqrt(pq)), a general row's from the statistics pass
+// (row_policies.cuh JefferysGradOnePass, HellingerGradOnePass): the same loss bits, gradients
+// that differ in rounding.
 bool tame_gradient_stats_differ(const Case& c) {
   const DivergenceId id = c.id;
   if (id != DivergenceId::jefferys_divergence && id != DivergenceId::masked_jefferys_divergence &&
-      id != DivergenceId::temperature_scaled_masked_jefferys_divergence)
+      id != DivergenceId::temperature_scaled_masked_jefferys_divergence &&
+      id != DivergenceId::squared_hellinger_distance)
     return false;
   cuda::LogitArgs a = cuda::logit_args_of(c, cuda::CudaOptions{});
   static const std::uint8_t support_marker = 0;
@@ -129,49 +132,59 @@ bool tame_gradient_stats_differ(const Case& c) {
 }
 
 TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
-  std::int64_t tame_total = 0, general_total = 0, cases = 0, gradient_stats_cases = 0;
+  std::int64_t tame_total = 0, general_total = 0, cases = 0, gradient_stats_cases = 0, hellinger_stats_cases = 0;
   for (DivergenceId id : gpu_rows()) {
     if (id == DivergenceId::tvd_prob) continue;
     for (DType dt : {DType::f32, DType::bf16, DType::f16})
-      for (std::uint64_t seed : {11u, 12u}) {
-        Case c = varied_case(id, dt, 2, 4, 3001, seed);
-        std::int64_t general = 0;
-        const std::int64_t expect_tame = shape_rows(c, general);
-        SCOPED_TRACE(label(c));
-        std::int64_t tame_rows = -1, never = -1;
-        const Outputs a = compute(*cuda::make_cuda_backend_with({0, true, true, &tame_rows}), c);
-        const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
-        EXPECT_EQ(tame_rows, expect_tame);
-        EXPECT_EQ(never, 0);
-        if (tame_sums_differ(id) || tame_gradient_stats_differ(c)) {
-          // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
-          // kl_one_pass_factors_tame), so both runs are judged against the reference instead;
-          // the Jefferys rows' loss is still the same bits.
-          const Expected e = compute_reference(c);
-          EXPECT_TRUE(gpu_passes(a, c, e)) << "tame forms on";
-          EXPECT_TRUE(gpu_passes(b, c, e)) << "tame forms off";
-          if (!tame_sums_differ(id)) {
-            EXPECT_TRUE(bitwise_same(Outputs{a.loss, {}}, Outputs{b.loss, {}})) << "the loss";
-            ++gradient_stats_cases;
+      for (std::uint64_t seed : {11u, 12u})
+        for (bool plain : {false, true}) {
+          Case c = varied_case(id, dt, 2, 4, 3001, seed);
+          // plain: the rows whose varied case has a support mask, without it (their tame rows,
+          // e.g. jefferys_divergence's and Hellinger's one-pass gradient statistics)
+          if (plain && !c.inputs.count("support_mask")) continue;
+          if (plain) make_plain(c);
+          std::int64_t general = 0;
+          const std::int64_t expect_tame = shape_rows(c, general);
+          SCOPED_TRACE(label(c));
+          std::int64_t tame_rows = -1, never = -1;
+          const Outputs a = compute(*cuda::make_cuda_backend_with({0, true, true, &tame_rows}), c);
+          const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
+          EXPECT_EQ(tame_rows, expect_tame);
+          EXPECT_EQ(never, 0);
+          if (tame_sums_differ(id) || tame_gradient_stats_differ(c)) {
+            // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
+            // kl_one_pass_factors_tame), and the Jefferys and Hellinger gradients' statistics come
+            // from one-pass sums on tame rows only, so both runs are judged against the reference
+            // instead; the Jefferys and Hellinger rows' loss is still the same bits.
+            const Expected e = compute_reference(c);
+            EXPECT_TRUE(gpu_passes(a, c, e)) << "tame forms on";
+            EXPECT_TRUE(gpu_passes(b, c, e)) << "tame forms off";
+            if (!tame_sums_differ(id)) {
+              EXPECT_TRUE(bitwise_same(Outputs{a.loss, {}}, Outputs{b.loss, {}})) << "the loss";
+              ++gradient_stats_cases;
+              if (id == DivergenceId::squared_hellinger_distance) ++hellinger_stats_cases;
+            }
+          } else {
+            EXPECT_TRUE(bitwise_same(a, b));
           }
-        } else {
-          EXPECT_TRUE(bitwise_same(a, b));
+          tame_total += expect_tame;
+          general_total += general;
+          ++cases;
         }
-        tame_total += expect_tame;
-        general_total += general;
-        ++cases;
-      }
   }
   std::cout << "[ tame ] " << cases << " cases: " << tame_total << " tame positions, " << general_total
-            << " general positions; " << gradient_stats_cases << " Jefferys cases with one-pass gradient statistics\n";
+            << " general positions; " << gradient_stats_cases << " cases with one-pass gradient statistics ("
+            << hellinger_stats_cases << " Hellinger)\n";
   // The mix. General rows: shape_rows forces positions 0 (a -inf logit) and 2 (a spread of
   // 120 T) of every case to be general, so at least 2 per case (fails if the forcing does not
   // make them general). Tame rows: the plain cases (no support mask; the log-softmax path, or
   // the probability path of masked_kl and masked_jefferys) with
-  // their other positions; 120 on these seeds (H200 run of 2026-12-01), the floor of 50 only
-  // keeps the tame rows from silently disappearing from the comparison.
+  // their other positions; 120 on these seeds before the plain variants of the support-mask
+  // rows came (H200 run of 2026-12-01), the floor of 50 only keeps the tame rows from silently
+  // disappearing from the comparison.
   EXPECT_GT(tame_total, 50);
-  EXPECT_GT(gradient_stats_cases, 0);  // the one-pass gradient statistics were compared
+  EXPECT_GT(gradient_stats_cases - hellinger_stats_cases, 0);  // the one-pass gradient statistics were
+  EXPECT_GT(hellinger_stats_cases, 0);                         // compared, Jefferys' and Hellinger's
   EXPECT_GE(general_total, 2 * cases);
 }
 
