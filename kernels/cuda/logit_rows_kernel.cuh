@@ -628,8 +628,7 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
     if constexpr (kDeferred) {  // forward only (defers_row_loss): the message to memory
       float* message = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
                        (r.row * cl.num_blocks() + cl.block_rank()) * LogitWorkspace::kMessageFloats;
-      reduce_one_exchange_to_memory<Policy>(sc, message, acc, range, temperature, after_reads,
-                                            ex.first_uses++ & 1u);  // (the mailboxes are unused here)
+      reduce_one_exchange_to_memory<Policy>(sc, message, acc, range, temperature, after_reads);
       return;
     }
     // Ping-pong between the two statistics mailboxes (reduce_one_exchange). One call site: the
@@ -1008,10 +1007,13 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       fill_slice(gq, n, out_vec, 0.0f);
       continue;  // uniform across the cluster: no exchange, no barrier
     }
-    // The cluster's next row with data: only the prefetch asks, in thread 0 (the hook and the
-    // request are thread 0's), so only warp 0 waits for the loads of the position mask.
+    // The cluster's next row with data: only the prefetch asks (forward only). In the forward-only
+    // kernels only thread 0 looks (the hook and the request are thread 0's), so only warp 0
+    // waits for the loads of the position mask (bench/RESULTS.md step 51); the kernels with
+    // gradients, which never prefetch, keep the test they were measured with.
     int64_t next = -1;
-    if (prm.prefetch && threadIdx.x == 0) {
+    constexpr bool kForwardOnly = kDeferred || kIsLossOnly<Policy>;
+    if (prm.prefetch && (!kForwardOnly || threadIdx.x == 0)) {
       next = row + clusters;
       while (next < prm.rows && prm.valid && prm.valid[next] == 0) next += clusters;
       if (next >= prm.rows) next = -1;
@@ -1043,16 +1045,10 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
       else process_row<Elem, Policy, kAny, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     }
-    // Every read of this row's slices is done before the next row's copy (thread 0 requests it
-    // at the next row's start, or ahead in the last exchange's hook), and the CTA's scratch is
-    // free again. The deferred kernels need no barrier here: their one exchange follows their last
-    // read of the slices, its barrier precedes the hook and the next row's request, and its
-    // records alternate between two sets (reduce_one_exchange_to_memory), so the other warps start
-    // the next row while warp 0 finishes this one's CTA stage.
-    // (__syncwarp: the compiler knows each warp converged here; without it the deferred loops
-    // kept reconvergence points and grew by 7 SASS instructions per chunk.)
-    if constexpr (!kDeferred) __syncthreads();
-    else __syncwarp();
+    // Every read of this row's slices is done before the next row's copy. (The deferred kernels
+    // ran without it, their records in two alternating sets: the other warps then waited for the
+    // next row's slices instead of warp 0, no faster: bench/RESULTS.md step 50.)
+    __syncthreads();
   }
   ex.make_ready(cl);  // every thread waits once on the start barrier (cluster_exchange.cuh)
 }

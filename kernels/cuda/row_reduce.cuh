@@ -250,12 +250,11 @@ __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float m
 // The first two stages of the one exchange: every warp at once, then warp 0 (the CTA stage). In
 // warp 0 every lane returns the CTA's message: words 0-3 its sums relative to the CTA's maxima
 // (exact zeros past the policy's K), words 4-7 its range. after_reads runs in thread 0 right
-// after the barrier behind which no thread reads the row's slices any more. rec0: the first of
-// the warps' records (0, or kMaxWarps for the second set: reduce_one_exchange_to_memory).
+// after the barrier behind which no thread reads the row's slices any more.
 template <class Policy, class Hook, class Temp>
 __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc, const float* acc,
                                                          const float (&range)[4], Temp temperature,
-                                                         const Hook& after_reads, float (&msg)[8], int rec0 = 0) {
+                                                         const Hook& after_reads, float (&msg)[8]) {
   constexpr int K = Policy::kOnePass + 2;
   static_assert(K <= 4 && kRecordFloats == 8 && 4 * kStatsWords == 8, "sums in words 0-3, the range in 4-7");
   const RangeCombine range_combine;
@@ -277,7 +276,7 @@ __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc,
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[4 + k] = wr[k];
     if (lane == 0) {
-      float4* d = reinterpret_cast<float4*>(sc.rec[rec0 + warp]);
+      float4* d = reinterpret_cast<float4*>(sc.rec[warp]);
       d[0] = make_float4(v[0], v[1], v[2], v[3]);
       d[1] = make_float4(v[4], v[5], v[6], v[7]);
     }
@@ -289,7 +288,7 @@ __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc,
     // and added by the warp tree (the lanes past the last warp add exact zeros).
     const int warps = cta_threads() >> 5;
     float v[8] = {0.0f, 0.0f, 0.0f, 0.0f, kIdentity[0], kIdentity[1], kIdentity[2], kIdentity[3]};
-    if (lane < warps) get_record(sc, rec0 + lane, v);
+    if (lane < warps) get_record(sc, lane, v);
     float cr[4] = {v[4], v[5], v[6], v[7]};
     xor_tree(cr, range_combine);
     if (lane < warps) rescale_partial<Policy>(v, cr[0], cr[1], temperature);
@@ -376,19 +375,14 @@ __device__ void reduce_one_exchange(cg::cluster_group& cl, const BlockScratch& s
 // stages as reduce_one_exchange, then thread 0 stores the CTA's message (8 floats) to `message`
 // in global memory, and no CTA waits for the others: combine_one_pass_rows finishes the row
 // after the launch, with one_exchange_combine, in the same order (bitwise the loss the mailbox
-// exchange gives). No CTA barrier ends these rows (logit_rows_body): the other warps go on to the
-// next row while warp 0 reads the records, so consecutive rows alternate between two sets of
-// records (rec_set 0, 1: records 0.. and kMaxWarps..; every plan has at least 128 records). A
-// set is written again two rows later, after the next row's barrier, which warp 0 reaches only
-// when it has read the set.
+// exchange gives). The records in shared memory are read by warp 0 here and written again only
+// after the CTA barrier that ends the row (logit_rows_body).
 template <class Policy, class Temp, class Hook = NoHook>
 __device__ void reduce_one_exchange_to_memory(const BlockScratch& sc, float* message, const float* acc,
-                                              const float (&range)[4], Temp temperature, const Hook& after_reads,
-                                              unsigned rec_set) {
-  static_assert(2 * kMaxWarps <= 128, "two record sets in the records of the smallest plan (128 threads)");
+                                              const float (&range)[4], Temp temperature,
+                                              const Hook& after_reads = Hook{}) {
   float msg[8] = {};  // (set in warp 0, the only reader)
-  one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg,
-                                   rec_set ? kMaxWarps : 0);
+  one_exchange_cta_message<Policy>(sc, acc, range, temperature, after_reads, msg);
   if (threadIdx.x == 0) {
     float4* d = reinterpret_cast<float4*>(message);
     d[0] = make_float4(msg[0], msg[1], msg[2], msg[3]);

@@ -81,8 +81,6 @@ T __shfl_xor_sync(unsigned, T v, int mask) {
   return emu::from_bits<T>(emu::warp_exchange(emu::to_bits(v), lane ^ mask));
 }
 inline int __any_sync(unsigned, int pred) { return emu::warp_any(pred); }
-// A barrier of the calling warp's lanes (a shuffle's: every lane of the warp takes part).
-inline void __syncwarp(unsigned = 0xffffffffu) { (void)emu::warp_exchange(0, static_cast<int>(threadIdx.x & 31u)); }
 inline float __int_as_float(int i) { return emu::from_bits<float>(static_cast<unsigned int>(i)); }
 inline float __uint_as_float(unsigned int i) { return emu::from_bits<float>(i); }
 inline unsigned int __float_as_uint(float f) { return static_cast<unsigned int>(emu::to_bits(f)); }
