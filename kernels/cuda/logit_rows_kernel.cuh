@@ -56,9 +56,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, Jensen-Shannon worst; step 48: KL bf16 8192x128256
-// 0.82 of the copy forward, 0.75 forward+backward; f32 0.88 / 0.67; Jefferys 0.49 / 0.66;
-// Jensen-Shannon 0.32 / 0.38, total variation 0.37 / 0.40).
+// every row (KL and cross-entropy best, Jensen-Shannon worst; step 51: KL bf16 8192x128256
+// 0.82-0.86 of the copy forward (across calls), 0.77 forward+backward; f32 0.91 / 0.68; Jefferys
+// 0.50 / 0.67; Hellinger 0.44 / 0.56; Jensen-Shannon 0.33 / 0.38, total variation 0.37 / 0.40).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
 // sensitive to small changes (bench/RESULTS.md steps 15 and 18): compare the SASS (stack frame,
