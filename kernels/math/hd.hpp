@@ -69,11 +69,19 @@ __device__ inline float ex2_of_half_sum_log2e(float a, float b) {
   return y;
 }
 DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return ex2_of_half_sum_log2e<false>(a, b); }
+// f_softmax_exp(0.5f * x) with the halving folded likewise (the same float; Hellinger's sqrt(p)).
+DIVCHECK_HD inline float f_softmax_exp_half(float x) {
+  const float a = x * 0.72134752044448170368f;  // log2(e) / 2
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
+  return y;
+}
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return ex2_of_half_sum_log2e<true>(a, b); }
 #else
 DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
+DIVCHECK_HD inline float f_softmax_exp_half(float x) { return std::exp(0.5f * x); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return std::exp(0.5f * (a + b)); }
 #endif
 

@@ -11,7 +11,7 @@
 
 namespace divcheck::math {
 
-DIVCHECK_HD inline float sqrt_prob(float lp) { return f_softmax_exp(0.5f * lp); }
+DIVCHECK_HD inline float sqrt_prob(float lp) { return f_softmax_exp_half(lp); }  // exp(lp / 2)
 
 // s (sqrt p - sqrt q)^2 / 2 from the two roots.
 DIVCHECK_HD inline float hellinger_term(float rp, float rq, bool s) {
