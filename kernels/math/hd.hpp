@@ -48,40 +48,28 @@ DIVCHECK_HD inline float f_tanh(float x) { return std::tanh(x); }
 // everything below 2^-40 to 0 anyway, so the flush changes no bit of S.
 #if defined(__CUDA_ARCH__)
 template <bool kFlushSubnormals>
-__device__ inline float ex2_of_x_log2e(float x) {
-  const float a = x * 1.44269504088896340736f;
+__device__ inline float ex2_approx(float a) {
   float y;
   if constexpr (kFlushSubnormals) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(a));
   else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
   return y;
 }
-DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_of_x_log2e<false>(x); }
-DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_of_x_log2e<true>(x); }
-// f_softmax_exp(0.5f * (a + b)) with the halving folded into the multiply by log2(e): (s / 2)·L
-// and s·(L / 2) are the same real number (L / 2 is exact), so the same float unless s / 2 is
-// subnormal, where both exponentials are 1. One multiply fewer (Hellinger's one-pass terms).
-template <bool kFlushSubnormals>
-__device__ inline float ex2_of_half_sum_log2e(float a, float b) {
-  const float x = (a + b) * 0.72134752044448170368f;  // log2(e) / 2
-  float y;
-  if constexpr (kFlushSubnormals) asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return ex2_of_half_sum_log2e<false>(a, b); }
-// f_softmax_exp(0.5f * x) with the halving folded likewise (the same float; Hellinger's sqrt(p)).
-DIVCHECK_HD inline float f_softmax_exp_half(float x) {
-  const float a = x * 0.72134752044448170368f;  // log2(e) / 2
-  float y;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
-  return y;
-}
-DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return ex2_of_half_sum_log2e<true>(a, b); }
+inline constexpr float kLog2e = 1.44269504088896340736f;
+inline constexpr float kHalfLog2e = 0.72134752044448170368f;  // kLog2e / 2, exactly
+DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_approx<false>(x * kLog2e); }
+DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_approx<true>(x * kLog2e); }
+// exp(x / 2) and exp((a + b) / 2) as f_softmax_exp(0.5f * x) and f_softmax_exp(0.5f * (a + b))
+// with the halving folded into the multiply by log2(e): (s / 2)·L and s·(L / 2) are the same real
+// number (L / 2 is exact), so the same float unless s / 2 is subnormal, where both exponentials
+// are 1. One multiply fewer (Hellinger's sqrt(p) and its one-pass terms).
+DIVCHECK_HD inline float f_softmax_exp_half(float x) { return ex2_approx<false>(x * kHalfLog2e); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return ex2_approx<false>((a + b) * kHalfLog2e); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return ex2_approx<true>((a + b) * kHalfLog2e); }
 #else
 DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
-DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
 DIVCHECK_HD inline float f_softmax_exp_half(float x) { return std::exp(0.5f * x); }
+DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return std::exp(0.5f * (a + b)); }
 #endif
 
