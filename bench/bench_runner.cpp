@@ -92,7 +92,6 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_ROW_GRID=1|2         LogitArgs::row_grid (one cluster per row, persistent)
 //   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
 //   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
-//   DIVCHECK_BENCH_SLICE_SETS=1|2       LogitArgs::slice_sets (2: the next row loads into a second set)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
 //                                       the dividing ones); a finite number > 0
@@ -115,11 +114,6 @@ int forced_row_threads() {
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
   return ctas;
-}
-
-int forced_slice_sets() {
-  static const int sets = forced_knob("DIVCHECK_BENCH_SLICE_SETS", {1, 2}, "must be 1 or 2");
-  return sets;
 }
 
 double bench_temperature() {
@@ -169,7 +163,6 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.row_grid = forced_row_grid();
   a.row_threads = forced_row_threads();
   a.cluster_ctas = forced_cluster_ctas();
-  a.slice_sets = forced_slice_sets();
   return cuda::launch_logit_divergence(a, stream);
 }
 
@@ -267,7 +260,6 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
   state.counters["persistent"] = plan.persistent ? 1 : 0;
-  state.counters["slice_sets"] = plan.slice_sets;
   if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 

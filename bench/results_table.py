@@ -3,7 +3,7 @@
 Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per row of the
 registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
 of the device-to-device copy bandwidth measured in the same run, CTAs per row x threads per CTA,
-staged, with "2 sets" where the next row loaded into a second set of slices: the last mode's plan).
+staged).
     usage: python3 bench/results_table.py OUT/bench.json
 """
 import json
@@ -46,10 +46,7 @@ def main(path):
                     ctas = f"{m['ctas']:.0f}"
                     if m.get("threads"):
                         ctas += f" x {m['threads']:.0f}"
-                    staged = "no"
-                    if m["staged"]:
-                        staged = "yes, 2 sets" if m.get("slice_sets", 1) == 2 else "yes"
-                    plan = (ctas, staged)
+                    plan = (ctas, "yes" if m["staged"] else "no")
             print(f"| {row} | " + " | ".join(cells) + f" | {plan[0]} | {plan[1]} |")
         print()
 

@@ -92,7 +92,6 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.allow_tame = o.allow_tame;
   a.row_threads = o.row_threads;
   a.row_grid = o.row_grid;
-  a.slice_sets = o.slice_sets;
   return a;
 }
 

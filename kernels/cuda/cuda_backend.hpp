@@ -18,7 +18,6 @@ struct CudaOptions {
   std::int64_t* tame_rows_out = nullptr;
   int row_threads = 0;        // 0: automatic; else 128, 256 or 512 threads per CTA
   int row_grid = 0;           // 0: automatic; 1: one cluster per row; 2: persistent (LogitArgs::row_grid)
-  int slice_sets = 0;         // 0: automatic; 1 or 2 sets of staged slices per CTA (LogitArgs::slice_sets)
   // When set, each logit-row run stores here how many rows were prefetched (kPrefetchedRowsCounter).
   std::int64_t* prefetched_rows_out = nullptr;
 };

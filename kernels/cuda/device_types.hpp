@@ -50,12 +50,6 @@ struct LogitArgs {
   // each cluster's next row into shared memory while the current row's last exchange
   // completes (kernels/cuda/logit_rows_kernel.cuh).
   int row_grid = 0;
-  // 0: automatic (1); 1 or 2 sets of row slices per CTA in shared memory. With 2 (a staged plan
-  // on the persistent grid, with or without gradients) each CTA requests its next row's slices
-  // into the other set as its current row starts, so the load overlaps the whole row
-  // (kernels/cuda/logit_rows_kernel.cuh process_row); a plan whose two sets fit no CTA falls
-  // back to 1 (LogitPlan::slice_sets says which ran). Needs row_grid 0 or 2.
-  int slice_sets = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
@@ -84,7 +78,6 @@ struct LogitPlan {
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
   bool persistent = false;            // LogitArgs::row_grid 2: resident clusters loop over the rows
-  int slice_sets = 1;                 // staged slice sets per CTA (LogitArgs::slice_sets; 2 only when staged)
 };
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };
@@ -177,18 +170,6 @@ inline RowVariant row_variant(const LogitArgs& a) {
   if (defers_row_loss(a)) return RowVariant::deferred;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
   return forward_only ? RowVariant::loss_only : RowVariant::full;
-}
-
-// The launches with a kernel of two sets of slices (LogitArgs::slice_sets 2; bench/RESULTS.md
-// step 54): every forward-only kernel, and the kernels with gradients on the paths without a
-// support mask at T = 1 and 2^k (and the probability path's at T = 1); bf16 and f32 only (the
-// benchmark's dtypes: f16 launches keep one set). Elsewhere a plan keeps one set.
-constexpr bool has_two_set_kernel(RowVariant v, RowPaths p) {
-  return v != RowVariant::full || p == RowPaths::plain_unit_t || p == RowPaths::plain_pow2_t ||
-         p == RowPaths::prob_unit_t;
-}
-constexpr bool has_two_set_kernel(FloatKind dt, RowVariant v, RowPaths p) {
-  return dt != FloatKind::f16 && has_two_set_kernel(v, p);
 }
 
 }  // namespace divcheck::cuda

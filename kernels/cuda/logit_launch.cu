@@ -14,9 +14,7 @@
 // schedule (cudaOccupancyMaxActiveClusters >= 1); else 512-thread CTAs with the smallest C whose
 // slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
-// support, device), so results are bitwise reproducible on a given device. Asked for two sets of
-// slices (LogitArgs::slice_sets 2) where the launch has a two-set kernel (has_two_set_kernel),
-// the same tiers are tried with both sets first; a plan with two sets runs the persistent grid.
+// support, device), so results are bitwise reproducible on a given device.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -57,11 +55,11 @@ struct LaunchCombine {
   }
 };
 
-RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant, RowPaths paths, int sets) {
+RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant, RowPaths paths) {
   switch (dt) {
-    case FloatKind::f32: return row_kernel_f32(k, variant, paths, sets);
-    case FloatKind::bf16: return row_kernel_bf16(k, variant, paths, sets);
-    case FloatKind::f16: return row_kernel_f16(k, variant, paths, sets);
+    case FloatKind::f32: return row_kernel_f32(k, variant, paths);
+    case FloatKind::bf16: return row_kernel_bf16(k, variant, paths);
+    case FloatKind::f16: return row_kernel_f16(k, variant, paths);
   }
   throw InvalidArgument("dtype", std::to_string(static_cast<int>(dt)), "not f32, bf16 or f16");
 }
@@ -98,10 +96,6 @@ void validate(const LogitArgs& a, bool pointers) {
           std::to_string(a.row_threads), "must be 0 (automatic), 128, 256 or 512");
   require(a.row_grid >= 0 && a.row_grid <= 2, "row_grid", std::to_string(a.row_grid),
           "must be 0 (automatic), 1 (one cluster per row) or 2 (persistent)");
-  require(a.slice_sets >= 0 && a.slice_sets <= 2, "slice_sets", std::to_string(a.slice_sets),
-          "must be 0 (automatic), 1 or 2");
-  require(a.slice_sets != 2 || a.row_grid != 1, "slice_sets", "2",
-          "needs the persistent grid (row_grid 0 or 2): a second set holds the cluster's next row");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -173,54 +167,30 @@ bool persistent_grid(const LogitArgs& a) {
   return a.grad_p == nullptr && a.grad_q == nullptr;
 }
 
-// The kernels a launch may run: one set of slices, and two (nullptr unless asked for with
-// LogitArgs::slice_sets 2 and has_two_set_kernel).
-struct LaunchKernels {
-  RowKernel one = nullptr, two = nullptr;
-};
-LaunchKernels kernels_for(const LogitArgs& a) {
-  const RowVariant v = row_variant(a);
-  const RowPaths paths = row_paths(a);
-  LaunchKernels k;
-  k.one = select_kernel(a.dtype, a.kind, v, paths, 1);
-  if (a.slice_sets == 2 && has_two_set_kernel(a.dtype, v, paths)) k.two = select_kernel(a.dtype, a.kind, v, paths, 2);
-  return k;
-}
-
-LogitPlan compute_plan(const LogitArgs& a, const LaunchKernels& kernels) {
-  const SmemBudget budget1 = configure(kernels.one);
-  const SmemBudget budget2 = kernels.two ? configure(kernels.two) : budget1;
+LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
+  const SmemBudget budget = configure(fn);
   const std::size_t elem = float_kind_size(a.dtype);
   const bool support = a.support != nullptr;
-  // Slice sets: 1 unless asked for 2 (LogitArgs::slice_sets) where the launch has a two-set
-  // kernel; a plan with 2 runs the persistent grid, and where no plan fits two sets it falls
-  // back to one.
-  const int want_sets = kernels.two ? 2 : 1;
-  auto make = [&](int ctas, int threads, bool staged, int sets) {
+  auto make = [&](int ctas, int threads, bool staged) {
     LogitPlan p;
     p.ctas = ctas;
     p.threads = threads;
     p.slice = slice_for(a.vocab, ctas);
     p.staged = staged;
-    p.slice_sets = staged ? sets : 1;
-    p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support, p.slice_sets);
-    p.persistent = p.slice_sets == 2 || persistent_grid(a);
+    p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support);
+    p.persistent = persistent_grid(a);
     return p;
   };
-  auto fits = [&](int ctas, int threads, std::size_t limit, int sets) {
-    return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support, sets) <= limit;
+  auto fits = [&](int ctas, int threads, std::size_t limit) {
+    return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support) <= limit;
   };
   auto schedulable = [&](LogitPlan p) {
-    p.resident_clusters =
-        resident_clusters(p.slice_sets == 2 ? kernels.two : kernels.one, p.ctas, p.threads, p.dynamic_smem_bytes);
+    p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes);
     return p;
   };
   if (a.cluster_ctas != 0) {
     const int threads = a.row_threads != 0 ? a.row_threads : 512;
-    const int c = a.cluster_ctas;
-    LogitPlan p = schedulable(want_sets == 2 && fits(c, threads, budget2.one, 2)
-                                  ? make(c, threads, true, 2)
-                                  : make(c, threads, fits(c, threads, budget1.one, 1), 1));
+    LogitPlan p = schedulable(make(a.cluster_ctas, threads, fits(a.cluster_ctas, threads, budget.one)));
     if (p.resident_clusters < 1)
       throw Unavailable("cuda backend: this device cannot schedule a cluster of " + std::to_string(p.ctas) +
                         " CTAs x " + std::to_string(p.threads) + " threads with " +
@@ -231,22 +201,19 @@ LogitPlan compute_plan(const LogitArgs& a, const LaunchKernels& kernels) {
   // 512 (the register cap, kRowRegisters, allows no two of 512); a forced thread count keeps
   // only its own entries. 128-thread CTAs (six or three per SM) only when forced: a benchmark
   // knob for A/B runs (bench/RESULTS.md), never the automatic choice (the 512 tier comes first).
-  for (int sets = want_sets; sets >= 1; --sets) {
-    const SmemBudget& budget = sets == 2 ? budget2 : budget1;
-    const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one},
-                                                 {128, budget.six}, {128, budget.three}};
-    for (const auto& [threads, limit] : tiers) {
-      if (a.row_threads != 0 && a.row_threads != threads) continue;
-      for (int ctas : {1, 2, 4, 8, 16}) {
-        if (!fits(ctas, threads, limit, sets)) continue;
-        LogitPlan p = schedulable(make(ctas, threads, true, sets));
-        if (p.resident_clusters >= 1) return p;
-      }
+  const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one},
+                                               {128, budget.six}, {128, budget.three}};
+  for (const auto& [threads, limit] : tiers) {
+    if (a.row_threads != 0 && a.row_threads != threads) continue;
+    for (int ctas : {1, 2, 4, 8, 16}) {
+      if (!fits(ctas, threads, limit)) continue;
+      LogitPlan p = schedulable(make(ctas, threads, true));
+      if (p.resident_clusters >= 1) return p;
     }
   }
   const int fallback_threads = a.row_threads != 0 ? a.row_threads : 512;
   for (int ctas : {8, 4, 2, 1}) {  // the unstaged fallback: every pass reads global memory
-    LogitPlan p = schedulable(make(ctas, fallback_threads, false, 1));
+    LogitPlan p = schedulable(make(ctas, fallback_threads, false));
     if (p.resident_clusters >= 1) return p;
   }
   throw Unavailable("cuda backend: this device cannot schedule a CTA of " + std::to_string(fallback_threads) +
@@ -255,20 +222,20 @@ LogitPlan compute_plan(const LogitArgs& a, const LaunchKernels& kernels) {
 
 // Plans are cached per (kernel, device, V, support, tuning): the occupancy queries cost tens of
 // microseconds, which a benchmark's event timing would otherwise include.
-LogitPlan plan_for(const LogitArgs& a, const LaunchKernels& kernels) {
+LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int>;
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{kernels.one, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
-                persistent_grid(a), a.slice_sets};
+  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
+                persistent_grid(a)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  const LogitPlan plan = compute_plan(a, kernels);
+  const LogitPlan plan = compute_plan(a, fn);
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, plan);
   return plan;
@@ -280,14 +247,13 @@ std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return
 
 LogitPlan plan_logit_divergence(const LogitArgs& a) {
   validate(a, false);
-  return plan_for(a, kernels_for(a));
+  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
 }
 
 LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   validate(a, true);
-  const LaunchKernels kernels = kernels_for(a);
-  const LogitPlan plan = plan_for(a, kernels);
-  const RowKernel fn = plan.slice_sets == 2 ? kernels.two : kernels.one;
+  const RowKernel fn = select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
+  const LogitPlan plan = plan_for(a, fn);
   const std::int64_t rows = a.batch * a.seq;
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
   const bool wants = a.grad_output != nullptr;

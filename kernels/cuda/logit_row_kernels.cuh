@@ -21,28 +21,26 @@ namespace divcheck::cuda {
 // the launcher never asks for more than kRowThreadsMax threads): three 256-thread CTAs per SM
 // (or one of 512). At 64 (two 512-thread CTAs per SM) the passes spill loop-invariant
 // addresses inside their loops.
-template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, int kSets>
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
 __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelParams prm) {
   extern __shared__ __align__(16) unsigned char dyn_smem[];
-  __shared__ RowKernelSharedOf<kSets> sh;
+  __shared__ RowKernelShared sh;
   cg::cluster_group cl = cg::this_cluster();
-  logit_rows_body<Elem, Policy, kDeferred, kPaths, kSets>(prm, cl, sh, dyn_smem);
+  logit_rows_body<Elem, Policy, kDeferred, kPaths>(prm, cl, sh, dyn_smem);
 }
 
-// The kernel a launch runs (row_kernel_choice.cuh: the table shared with the kernel emulator);
-// nullptr for two sets of f16 slices (has_two_set_kernel: not instantiated).
+// The kernel a launch runs (row_kernel_choice.cuh: the table shared with the kernel emulator).
 template <class Elem>
 struct RowKernelOf {
-  template <class Policy, bool kDeferred, RowPaths kPaths, int kSets>
+  template <class Policy, bool kDeferred, RowPaths kPaths>
   RowKernel operator()() const {
-    if constexpr (kSets == 2 && std::is_same_v<Elem, __half>) return nullptr;
-    else return logit_rows_kernel<Elem, Policy, kDeferred, kPaths, kSets>;
+    return logit_rows_kernel<Elem, Policy, kDeferred, kPaths>;
   }
 };
 
 template <class Elem>
-RowKernel row_kernel_table(LogitKind k, RowVariant variant, RowPaths paths, int sets) {
-  return visit_row_kernel_sets(k, variant, paths, sets, RowKernelOf<Elem>{});
+RowKernel row_kernel_table(LogitKind k, RowVariant variant, RowPaths paths) {
+  return visit_row_kernel(k, variant, paths, RowKernelOf<Elem>{});
 }
 
 }  // namespace divcheck::cuda

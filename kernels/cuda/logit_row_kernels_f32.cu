@@ -3,8 +3,8 @@
 
 namespace divcheck::cuda {
 
-RowKernel row_kernel_f32(LogitKind kind, RowVariant variant, RowPaths paths, int sets) {
-  return row_kernel_table<float>(kind, variant, paths, sets);
+RowKernel row_kernel_f32(LogitKind kind, RowVariant variant, RowPaths paths) {
+  return row_kernel_table<float>(kind, variant, paths);
 }
 
 }  // namespace divcheck::cuda

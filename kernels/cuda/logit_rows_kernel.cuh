@@ -1,7 +1,7 @@
 // The row kernel of the logit-level divergences: one thread block cluster of C CTAs x N threads
 // (N = 256 or 512, the plan's choice) per position (b, t) at a time (one cluster per position,
-// or, forward-only or with two sets of slices, the clusters the device holds at once looping
-// over the positions and prefetching the next one: process_row); CTA c owns the columns [c W, c W + W)
+// or, forward-only, the clusters the device holds at once looping over the positions and
+// prefetching the next one: process_row); CTA c owns the columns [c W, c W + W)
 // of the row (W a multiple of the 8-column chunk, plan_math.hpp), and thread t of a CTA owns
 // the chunks t, t + N, ...
 // of its slice: it loads them (16-byte loads), keeps them, and is the only thread that reads
@@ -92,10 +92,7 @@ struct RowKernelParams {
   float temperature;
   bool prob_path;
   bool staged;
-  // The persistent grid's request of each next row (process_row): with one set of slices, forward
-  // only (the last exchange requests it after the row's last read); with two (a kernel of kSets
-  // 2), also with gradients (the row requests it into the other set as it starts).
-  bool prefetch;
+  bool prefetch;                 // forward-only persistent launch: prefetch each next row (process_row)
   bool allow_tame;
   unsigned long long* counters;  // LogitArgs::counters (diagnostics) or nullptr
   RowOptions opt;
@@ -119,8 +116,7 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   prm.temperature = static_cast<float>(a.temperature);
   prm.prob_path = a.prob_path;
   prm.staged = plan.staged;
-  prm.prefetch = plan.persistent && plan.staged &&
-                 (plan.slice_sets == 2 || (a.grad_p == nullptr && a.grad_q == nullptr));
+  prm.prefetch = plan.persistent && plan.staged && a.grad_p == nullptr && a.grad_q == nullptr;
   prm.allow_tame = a.allow_tame;
   prm.counters = a.counters;
   prm.opt.has_support = a.support != nullptr;
@@ -196,7 +192,6 @@ __device__ __forceinline__ void read_chunks(const SliceRef<Elem>& y, const Slice
     read_chunk(x, i, cnt, cx);
   }
 }
-
 
 // Stages a chunk (shared memory, 16-byte aligned, whole chunk).
 template <class Elem>
@@ -832,46 +827,21 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   }
 }
 
-// The bulk staging of a CTA's slices over its rows: per set of slices (kSets: one, or two whose
-// rows alternate) its mbarrier and how many of its phases completed (the
-// same in every thread); with two sets, the byte offset of the current row's set; and the row
-// whose slices were requested ahead (thread 0's, which alone requests: -1 in the other threads).
-// The one-set kernels compile to the code they had before the second set existed.
-template <class Elem, int kSets>
+// The bulk staging of a CTA's slices over its rows: the CTA's mbarrier and how many of its
+// phases completed (the same in every thread), and the row whose slices were requested ahead
+// (the prefetch; thread 0's, which alone requests: -1 in the other threads).
+template <class Elem>
 struct SliceStream {
-  static_assert(kSets == 1 || kSets == 2, "one or two sets of slices");
-  BulkBarrier& bar;   // set 0's
-  BulkBarrier* bar2;  // set 1's (kSets 2)
-  Elem* ys;           // set 0; set 1 starts set_step bytes later
+  BulkBarrier& bar;
+  Elem* ys;
   Elem* xs;
   uint32_t ys_sa, xs_sa;  // their shared_address
-  uint32_t set_step = 0;  // kSets 2: the bytes from set 0 to set 1
-  unsigned uses = 0;      // set 0's completed phases
-  unsigned uses2 = 0;     // set 1's
-  uint32_t cur = 0;       // kSets 2: the byte offset of the current row's set (0 or set_step)
-  int64_t ahead = -1;     // the row whose slices the engine is copying already, or -1
-  __device__ __forceinline__ Elem* y_at(uint32_t off) const {
-    return reinterpret_cast<Elem*>(reinterpret_cast<unsigned char*>(ys) + off);
-  }
-  __device__ __forceinline__ Elem* x_at(uint32_t off) const {
-    return reinterpret_cast<Elem*>(reinterpret_cast<unsigned char*>(xs) + off);
-  }
-  // Thread 0: requests the whole chunks (bytes) of this CTA's slices of `row` into the set at
-  // byte offset off (0 with one set).
-  __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes,
-                                          uint32_t off) {
-    request_slices(off != 0u ? *bar2 : bar, y_at(off), x_at(off), static_cast<const Elem*>(prm.y),
-                   static_cast<const Elem*>(prm.x), row * prm.vocab + v0, bytes);
-  }
-  // Every thread: waits for the set at off to hold its row.
-  __device__ __forceinline__ void wait(uint32_t off) {
-    if (kSets == 2 && off != 0u) {
-      bulk_wait(*bar2, uses2 & 1u);
-      ++uses2;
-    } else {
-      bulk_wait(bar, uses & 1u);
-      ++uses;
-    }
+  unsigned uses = 0;
+  int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
+  // Thread 0: requests the whole chunks (bytes) of this CTA's slices of `row`.
+  __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes) {
+    request_slices(bar, ys, xs, static_cast<const Elem*>(prm.y), static_cast<const Elem*>(prm.x),
+                   row * prm.vocab + v0, bytes);
   }
   __device__ static __forceinline__ void request_slices(BulkBarrier& bar, Elem* ys, Elem* xs, const Elem* y,
                                                         const Elem* x, int64_t off, unsigned bytes) {
@@ -892,17 +862,14 @@ __device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t 
 // tests; staged or not, the same arithmetic): policies with one-pass statistics then skip pass 3,
 // and tame rows take the tame forms; probability, no support mask and the probability path at
 // T = 1: the same structure as the two-pass rows' (S in the one exchange, then the statistics
-// pass), tame rows take its tame forms; general: everything at run time. next: the cluster's
-// next row with data (or -1). With prm.prefetch and one set of slices (forward only, so the last
-// pass over the slices precedes the last exchange), thread 0 requests its slices as soon as
-// every thread is done with this row's, and the last exchange, the loss and the row loop overlap
-// their arrival; with two sets (kSets 2, with or without gradients) thread 0 requests them into
-// the other set as this row starts (that set's last reads, the row before, are behind its
-// end-of-row barrier), so their load overlaps this whole row.
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred, int kSets>
+// pass), tame rows take its tame forms; general: everything at run time. next: the cluster's next row with data (or -1); with prm.prefetch (forward
+// only, so the last pass over the slices precedes the last exchange), thread 0 requests its
+// slices as soon as every thread is done with this row's, and the last exchange, the loss and
+// the row loop overlap their arrival.
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
                                             uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
-                                            RowExchange& ex, RowShared& rs, SliceStream<Elem, kSets>& stream) {
+                                            RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
   const int64_t off = row * prm.vocab + v0;
   const Elem* yg = static_cast<const Elem*>(prm.y) + off;
   const Elem* xg = static_cast<const Elem*>(prm.x) + off;
@@ -913,37 +880,26 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  constexpr bool kTwoSets = kSets == 2;
-  uint32_t cur = 0, other = 0;           // the byte offsets of this row's set and the other one
-  if constexpr (kTwoSets) {
-    cur = stream.cur;
-    other = cur ^ stream.set_step;
-  }
-  const SliceRef<Elem> y{yg, prm.staged ? stream.y_at(cur) : nullptr, in_vec, stream.ys_sa + cur};
-  const SliceRef<Elem> x{xg, prm.staged ? stream.x_at(cur) : nullptr, in_vec, stream.xs_sa + cur};
+  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa};
+  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa};
   const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
   // chunks (bulk_copy.cuh; requested here, or ahead by the previous row; every read of the
   // previous row's slices is behind a CTA barrier); else each thread loads and stages its chunks.
-  // With two sets, thread 0 then requests the next row's slices into the other set, whose last
-  // reads (the row before this one) are behind the previous row's end-of-row barrier.
-  bool second_set = false;
-  if constexpr (kTwoSets) second_set = prm.prefetch && bytes > 0 && next >= 0 && row_aligned<Elem>(prm, next, v0);
   SideRange<Elem> ry, rx;
   if (prm.staged && in_vec) {
     if (bytes > 0) {
       if (stream.ahead != row) {
-        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes, cur);
+        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes);
       } else if (prm.counters && leader) {
         atomicAdd(prm.counters + kPrefetchedRowsCounter, 1ull);  // diagnostics: its slices came ahead
       }
-      if (second_set && threadIdx.x == 0) stream.request(prm, next, v0, bytes, other);
-      stream.wait(cur);
+      bulk_wait(stream.bar, stream.uses & 1u);
+      ++stream.uses;
     }
     scan_bulk_staged(y, x, n, ry, rx);
   } else {
-    if (second_set && threadIdx.x == 0) stream.request(prm, next, v0, bytes, other);
     scan_slices(y, x, n, ry, rx);
   }
   stream.ahead = -1;
@@ -954,7 +910,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   // The prefetch (prm.prefetch: no gradients, so the hook of the last exchange follows the last
   // pass). The hook captures values only: the reduction that runs it is out of line, and a
   // captured reference would move the caller's state to the stack.
-  const bool ahead = !kTwoSets && prm.prefetch && bytes > 0 && next >= 0 && row_aligned<Elem>(prm, next, v0);
+  const bool ahead = prm.prefetch && bytes > 0 && next >= 0 && row_aligned<Elem>(prm, next, v0);
   BulkBarrier* bar = &stream.bar;
   Elem* const ys = stream.ys;
   Elem* const xs = stream.xs;
@@ -962,7 +918,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const Elem* const xb = static_cast<const Elem*>(prm.x);
   const int64_t next_off = next * prm.vocab + v0;
   auto prefetch = [=]() {
-    if (ahead) SliceStream<Elem, kSets>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
+    if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
   };
   ex.make_ready(cl);
   constexpr bool kPlain = kNoSupport<kCols>;
@@ -991,36 +947,26 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
       }
     }
   }
-  if (ahead || second_set) stream.ahead = next;
-  if constexpr (kTwoSets) stream.cur = other;  // the next row's set
+  if (ahead) stream.ahead = next;
 }
 
 // The shared memory of one CTA besides the row slices.
 struct RowKernelShared {
-  BulkBarrier bar;  // set 0's (SliceStream)
+  BulkBarrier bar;
   RowMailboxes box;
   RowShared rs;
 };
-// ... of a kernel with two sets of slices: set 1's barrier after the rest (the one-set kernels'
-// layout unchanged).
-struct RowKernelShared2 : RowKernelShared {
-  BulkBarrier bar2;
-};
-template <int kSets>
-using RowKernelSharedOf = std::conditional_t<kSets == 2, RowKernelShared2, RowKernelShared>;
-static_assert(sizeof(RowKernelShared2) <= kRowStaticSharedMax, "the plan arithmetic assumes at most this much");
+static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmetic assumes at most this much");
 
 // The kernel body (the __global__ wrapper is in logit_row_kernels.cuh; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
 // T = 1 or T = 2^k path, no gradient code, the row's exchange ends in memory
 // (combine_one_pass_rows). kPaths: the paths the kernel carries (device_types.hpp row_paths, the
-// launcher's choice; a deferred kernel is plain_unit_t or plain_pow2_t). kSets: the sets of
-// slices (2: the persistent grid, each row's next row loading into the other set;
-// device_types.hpp has_two_set_kernel).
-template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, int kSets>
-__device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl,
-                                                RowKernelSharedOf<kSets>& sh, unsigned char* dyn_smem) {
+// launcher's choice; a deferred kernel is plain_unit_t or plain_pow2_t).
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
+__device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
+                                unsigned char* dyn_smem) {
   const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
   const int64_t rank = static_cast<int64_t>(cl.block_rank());
   const int64_t v0 = rank * prm.slice;
@@ -1030,19 +976,16 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   // plan_math.hpp dynamic_bytes: the staged slices first (so that their addresses are the
   // dynamic window's start plus the uniform slice size, which the compiler keeps in uniform
   // registers: element_io.cuh load_staged), then the reduction records.
-  // With two sets the second set's y and x slices follow the first's.
-  constexpr int64_t sets = kSets;
   Elem* ys = reinterpret_cast<Elem*>(dyn_smem);
   Elem* xs = reinterpret_cast<Elem*>(dyn_smem + slice_bytes);
-  uint8_t* ss = dyn_smem + 2 * sets * slice_bytes;
+  uint8_t* ss = dyn_smem + 2 * slice_bytes;
   const int64_t support_bytes = prm.support ? (prm.slice + 15) / 16 * 16 : 0;
-  const int64_t staged_bytes = prm.staged ? 2 * sets * slice_bytes + support_bytes : 0;
+  const int64_t staged_bytes = prm.staged ? 2 * slice_bytes + support_bytes : 0;
   const BlockScratch sc{reinterpret_cast<float (*)[kRecordFloats]>(dyn_smem + staged_bytes)};
 
   const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
   if (threadIdx.x == 0) {
     bulk_barrier_init(sh.bar);
-    if constexpr (kSets == 2) bulk_barrier_init(sh.bar2);
     mailbox_init(sh.box.range);
     mailbox_init(sh.box.first);
     mailbox_init(sh.box.second);
@@ -1050,11 +993,7 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   __syncthreads();
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
-  SliceStream<Elem, kSets> stream{sh.bar, nullptr, ys, xs, shared_address(ys), shared_address(xs)};
-  if constexpr (kSets == 2) {
-    stream.bar2 = &sh.bar2;
-    stream.set_step = static_cast<uint32_t>(2 * slice_bytes);
-  }
+  SliceStream<Elem> stream{sh.bar, ys, xs, shared_address(ys), shared_address(xs)};
   const bool unit_t = prm.temperature == 1.0f;  // (kPaths: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
@@ -1067,10 +1006,10 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       fill_slice(gq, n, out_vec, 0.0f);
       continue;  // uniform across the cluster: no exchange, no barrier
     }
-    // The cluster's next row with data: only the prefetch asks. In the forward-only kernels only
-    // thread 0 looks (the hook and the request are thread 0's), so only warp 0 waits for the
-    // loads of the position mask (bench/RESULTS.md step 51); the kernels with gradients (which
-    // prefetch only with two sets) keep the test they were measured with.
+    // The cluster's next row with data: only the prefetch asks (forward only). In the forward-only
+    // kernels only thread 0 looks (the hook and the request are thread 0's), so only warp 0
+    // waits for the loads of the position mask (bench/RESULTS.md step 51); the kernels with
+    // gradients, which never prefetch, keep the test they were measured with.
     int64_t next = -1;
     constexpr bool kForwardOnly = kDeferred || kIsLossOnly<Policy>;
     if (prm.prefetch && (!kForwardOnly || threadIdx.x == 0)) {

@@ -1,9 +1,9 @@
 // The arithmetic of a logit-kernel plan (plain C++, shared by the launcher and the kernel
 // emulator of tests/cuda/emulation): columns per CTA for C CTAs per row (a multiple of the
 // 8-column chunk, so every slice of an aligned row starts 16-byte aligned), and the shared
-// memory of a CTA: when staged, both rows' slices in their dtype (one set, or two: the current
-// row's and the next row's) and the support bytes (each part rounded up to 16 bytes, so a slice
-// is always whole chunks), then the reduction records (32 bytes per thread).
+// memory of a CTA: when staged, both rows' slices in their dtype and the support bytes (each part
+// rounded up to 16 bytes, so a slice is always whole chunks), then the reduction records (32
+// bytes per thread).
 #pragma once
 
 #include <cstddef>
@@ -36,18 +36,15 @@ inline std::int64_t slice_for(std::int64_t vocab, int ctas) {
   return (per + kChunkColumns - 1) / kChunkColumns * kChunkColumns;
 }
 
-// sets: 1, or 2 (LogitArgs::slice_sets: the next row's slices load into the second set; the
-// support bytes are staged by the threads as each row starts, so they need one copy).
-inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support, int sets = 1) {
+inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support) {
   auto r16 = [](std::size_t n) { return (n + 15) / 16 * 16; };
   const auto w = static_cast<std::size_t>(slice);
-  return 2 * static_cast<std::size_t>(sets) * r16(w * elem) + (support ? r16(w) : 0);
+  return 2 * r16(w * elem) + (support ? r16(w) : 0);
 }
 
 // The dynamic shared memory of a CTA: (staged) the slices, then the reduction records.
-inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support,
-                                 int sets = 1) {
-  return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support, sets) : 0);
+inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support) {
+  return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support) : 0);
 }
 
 }  // namespace divcheck::cuda

@@ -14,8 +14,6 @@
 // of the rows with log_target). visit is called as visit.template operator()<Policy, kDeferred,
 // kPaths>() and its result returned; a combination no launch takes is an InvalidArgument.
 // visit_combine_kernel: the same for the combine step after a deferred row kernel.
-// visit_row_kernel_sets: the same with the sets of slices (LogitArgs::slice_sets) as a fourth
-// template argument, kSets = 2 only where has_two_set_kernel.
 #pragma once
 
 #include <string>
@@ -96,26 +94,6 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
       return visit_policy<TotalVariationPolicy, K::total_variation>(variant, paths, visit);
   }
   refuse("kind", static_cast<int>(k), "not a logit row kernel");
-}
-
-// visit_row_kernel with the sets of slices: visit.template operator()<Policy, kDeferred, kPaths,
-// kSets>(); sets 2 only where has_two_set_kernel(variant, paths) (else InvalidArgument), so that
-// no other kernel is instantiated with two sets.
-template <class Policy, bool kDeferred, RowPaths kPaths>
-inline constexpr bool kHasTwoSetKernel =
-    has_two_set_kernel(kDeferred ? RowVariant::deferred : kIsLossOnly<Policy> ? RowVariant::loss_only : RowVariant::full,
-                       kPaths);
-
-template <class Visit>
-decltype(auto) visit_row_kernel_sets(LogitKind k, RowVariant variant, RowPaths paths, int sets, Visit&& visit) {
-  if (sets != 1 && (sets != 2 || !has_two_set_kernel(variant, paths)))
-    row_choice_detail::refuse("slice_sets", sets, "no kernel of that many sets of slices for this launch");
-  return visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
-    if constexpr (kHasTwoSetKernel<Policy, kDeferred, kPaths>) {
-      if (sets == 2) return visit.template operator()<Policy, kDeferred, kPaths, 2>();
-    }
-    return visit.template operator()<Policy, kDeferred, kPaths, 1>();
-  });
 }
 
 // The step after a deferred launch's row kernel (defers_row_loss): combine_one_pass_rows_body

@@ -78,26 +78,23 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
     }
 }
 
-// A case run twice: on the persistent grid (row_grid 2, with the count of prefetched rows; asking
-// for ask_sets sets of slices per CTA, LogitArgs::slice_sets) and with one cluster per row
-// (row_grid 1). The plan must be persistent and staged, with `sets` sets and at most 500
-// resident clusters (every cluster of a 1000-row case loops over two rows or more).
+// A case run twice: on the persistent grid (row_grid 2, with the count of prefetched rows) and
+// with one cluster per row (row_grid 1). The plan must be persistent and staged, with at most
+// 500 resident clusters (every cluster of a 1000-row case loops over two rows or more).
 struct PersistentRun {
   cuda::LogitPlan plan;
   Outputs one, persistent;
   std::int64_t prefetched = -1;
 };
-PersistentRun run_persistent_and_one_per_row(const Case& c, int sets = 1, int ask_sets = 0) {
+PersistentRun run_persistent_and_one_per_row(const Case& c) {
   PersistentRun r;
   CudaOptions one, persistent;
   one.row_grid = 1;
   persistent.row_grid = 2;
-  persistent.slice_sets = ask_sets;
   persistent.prefetched_rows_out = &r.prefetched;
   r.plan = cuda::plan_for_case(c, persistent);
   EXPECT_TRUE(r.plan.persistent);
   EXPECT_TRUE(r.plan.staged);
-  EXPECT_EQ(r.plan.slice_sets, sets);
   EXPECT_LE(2 * r.plan.resident_clusters, 1000) << "every cluster must loop over two rows or more";
   r.one = compute(*cuda::make_cuda_backend_with(one), c);
   r.persistent = compute(*cuda::make_cuda_backend_with(persistent), c);
@@ -137,51 +134,6 @@ TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
         }
       }
     }
-}
-
-// Two sets of slices per CTA (slice_sets 2): each row requests its cluster's next row into the
-// other set as it starts, forward only and with gradients (the gradient pass reads one set while
-// the next row loads into the other). Every logit row, both dtypes, its varied case (support
-// masks, log_target = False, temperatures: with gradients these have no two-set kernel,
-// has_two_set_kernel, and keep one set) and its plain form (the temperature rows at T = 2),
-// V = 4096 and 4099 (unaligned rows are staged by the threads into their set), a masked run of
-// rows and a poisoned row 2: bitwise the results of one cluster per row, the plan's sets those
-// of has_two_set_kernel, and the prefetch count the host model's (none with gradients and one set).
-TEST_F(GpuPlans, SecondSliceSetEqualsOneClusterPerRow) {
-  int with_gradients = 0;
-  for (DivergenceId id : logit_rows())
-    for (DType dt : {DType::bf16, DType::f32})
-      for (std::int64_t V : {4096, 4099})
-        for (bool plain : {false, true}) {
-          Case c = varied_case(id, dt, 2, 500, V, 170 + static_cast<std::uint64_t>(V));
-          if (plain) make_plain(c);
-          if (plain && info(id).accepts(ParamKind::temperature)) c.params.temperature = 2.0;
-          const std::string role = testing::mask_role(id);
-          if (!role.empty())
-            for (std::int64_t t = 100; t < 160; ++t) c.inputs.at(role).set(t, 0.0);
-          Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
-          p->set(2 * V + 17, std::numeric_limits<double>::quiet_NaN());
-          for (bool forward : {true, false}) {
-            const Case k = forward ? forward_only(c) : c;
-            SCOPED_TRACE(label(k) + " V=" + std::to_string(V) + (plain ? " plain" : " varied") +
-                         (forward ? " forward" : " forward+backward"));
-            cuda::LogitArgs args = cuda::logit_args_of(k, CudaOptions{});
-            static const std::uint8_t support_marker = 0;  // (row_paths reads only whether it is set)
-            static char gradient_marker;
-            if (cuda::logit_roles(k).support != nullptr) args.support = &support_marker;
-            if (!forward) args.grad_p = &gradient_marker;
-            const bool two = cuda::has_two_set_kernel(args.dtype, cuda::row_variant(args), cuda::row_paths(args));
-            EXPECT_TRUE(two || !(forward || plain)) << "every forward launch and every plain one has two-set kernels";
-            const PersistentRun run = run_persistent_and_one_per_row(k, two ? 2 : 1, 2);
-            EXPECT_TRUE(bitwise_same(run.one, run.persistent))
-                << run.plan.resident_clusters << " resident clusters of " << run.plan.ctas << " CTAs";
-            const std::int64_t expected = forward || two ? expected_prefetches(k, run.plan.resident_clusters) : 0;
-            EXPECT_EQ(run.prefetched, expected);
-            EXPECT_GT(expected, forward || two ? 0 : -1);
-            with_gradients += !forward && run.prefetched > 0;
-          }
-        }
-  EXPECT_EQ(with_gradients, 9 * 2 * 2);  // the plain forms with gradients, both dtypes and both V
 }
 
 // A poisoned row (a NaN logit: its loss is NaN) in the loop of a persistent cluster requests its

@@ -27,7 +27,7 @@ namespace {
 using namespace divcheck::cuda;
 
 // H100/H200 opt-in shared memory per block (227 KB) minus the row kernel's static shared memory.
-constexpr std::size_t kSharedBudget = 232448 - sizeof(RowKernelShared2);
+constexpr std::size_t kSharedBudget = 232448 - sizeof(RowKernelShared);
 
 // 16-byte aligned scratch standing in for a device allocation.
 class HostBuffer {
@@ -43,11 +43,10 @@ unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
 }
 
-template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, int kSets>
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
 void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
-  using Shared = RowKernelSharedOf<kSets>;
   const auto ctas = static_cast<unsigned>(plan.ctas);
-  std::vector<Shared> shared(ctas);
+  std::vector<RowKernelShared> shared(ctas);
   std::vector<HostBuffer> dyn;
   for (unsigned r = 0; r < ctas; ++r) dyn.emplace_back(plan.dynamic_smem_bytes);
   // Two clusters (when there are two rows) so that the grid-stride row loop is exercised.
@@ -57,20 +56,17 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
-        logit_rows_body<Elem, Policy, kDeferred, kPaths, kSets>(prm, cl, shared[r], dyn[r].data());
+        logit_rows_body<Elem, Policy, kDeferred, kPaths>(prm, cl, shared[r], dyn[r].data());
       },
-      [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(Shared));
+      [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
 
 // The launcher's choice (row_kernel_choice.cuh, the same table), emulated.
 template <class Elem>
 void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant,
                      RowPaths paths) {
-  // Two sets of slices are emulated for bf16 alone (the tests' dtype; the plan above asks for
-  // them only there), which keeps this file's instantiations (and its build time) down.
-  visit_row_kernel_sets(k, variant, paths, plan.slice_sets, [&]<class Policy, bool kDeferred, RowPaths kPaths, int kSets>() {
-    if constexpr (kSets == 1 || std::is_same_v<Elem, __nv_bfloat16>) emulate_rows<Elem, Policy, kDeferred, kPaths, kSets>(prm, plan);
-    else throw Unavailable("emulated cuda backend: two sets of slices are emulated for bf16 only");
+  visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
+    emulate_rows<Elem, Policy, kDeferred, kPaths>(prm, plan);
   });
 }
 
@@ -148,17 +144,10 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   // The emulator's grid has two clusters looping over the rows (emulate_rows), so the
   // prefetch of forward-only launches runs unless one cluster per row is forced.
   plan.persistent = options_.row_grid != 1;
-  const std::size_t elem = float_kind_size(a.dtype);
-  const bool has_support = a.support != nullptr;
-  plan.staged = options_.allow_staging && staged_bytes(plan.slice, elem, has_support) <= kSharedBudget;
-  // Two sets of slices (forced; the persistent grid) where they fit, as compute_plan.
-  plan.slice_sets = plan.staged && options_.slice_sets == 2 && a.dtype == FloatKind::bf16 &&
-                            has_two_set_kernel(a.dtype, row_variant(a), row_paths(a)) &&
-                            staged_bytes(plan.slice, elem, has_support, 2) <= kSharedBudget
-                        ? 2
-                        : 1;
-  if (plan.slice_sets == 2) plan.persistent = true;
-  plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, elem, has_support, plan.slice_sets);
+  const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
+  plan.staged = options_.allow_staging && need <= kSharedBudget;
+  plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),
+                                          a.support != nullptr);
 
   // The launch sequence of launch_logit_divergence.
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);

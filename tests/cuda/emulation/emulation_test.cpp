@@ -7,8 +7,7 @@
 //     same, so most elements still agree bitwise (counted, not required);
 //   * clusters of 2 (every logit row), 4 and 16 CTAs (empty slices): within the verdict bound of
 //     the float128 reference, and staged bitwise equal to unstaged;
-//   * the prefetch of the persistent grid (forward only; with two sets of slices also with
-//     gradients) bitwise equal to one cluster per row;
+//   * the prefetch of the persistent grid (forward only) bitwise equal to one cluster per row;
 //   * exact zeros on identical inputs, garbage at masked positions inert;
 //   * tvd_prob bitwise equal to the CPU backend for every reduction.
 // The emulator runs one OS thread per CUDA thread (barriers are futex waits), so the cases are
@@ -124,42 +123,6 @@ TEST(KernelEmulation, PrefetchAfterAPoisonedRow) {
     SCOPED_TRACE(label(c));
     EXPECT_GE(expect_prefetch_equals_one_cluster_per_row(c), 3);
   }
-}
-
-// Two sets of slices (LogitArgs::slice_sets 2, the persistent grid): each row requests its
-// cluster's next row into the other set as it starts, forward only and with gradients (the
-// gradient pass reads the current set while the next row loads). Bitwise equal to one cluster
-// per row, within the bound, and every next aligned row requested ahead (the host model's count;
-// with gradients a plan of one set requests nothing ahead, so the count shows that the second set
-// ran). V = 2052 bf16 makes every other row unaligned (staged by the threads into its set); row 0
-// carries a NaN logit (a poisoned row keeps the alternation of the sets).
-TEST(KernelEmulation, SecondSliceSetEqualsOneClusterPerRow) {
-  int prefetching_runs = 0;
-  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::jefferys_divergence,
-                          DivergenceId::squared_hellinger_distance, DivergenceId::total_variation,
-                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
-    for (std::int64_t V : {2048, 2052})
-      for (bool with_grads : {false, true}) {
-        Case c = varied_case(id, DType::bf16, 2, 3, V, 82);
-        make_plain(c);  // (the paths with two-set kernels: has_two_set_kernel)
-        if (id == DivergenceId::temperature_scaled_masked_jefferys_divergence) c.params.temperature = 2.0;
-        Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
-        p->set(17, std::numeric_limits<double>::quiet_NaN());  // row 0: cluster 0's first row
-        if (!with_grads) c = forward_only(c);
-        SCOPED_TRACE(label(c) + " V=" + std::to_string(V) + (with_grads ? " forward+backward" : " forward"));
-        std::int64_t prefetched = -1;
-        CudaOptions one{2, true}, two{2, true};
-        one.row_grid = 1;
-        two.slice_sets = 2;
-        two.prefetched_rows_out = &prefetched;
-        const Outputs a = compute(*make_emulated_cuda_backend(two), c);
-        EXPECT_TRUE(gpu_passes(a, c, compute_reference(c)));
-        EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(one), c))) << "the second set changed the result";
-        EXPECT_EQ(prefetched, expected_prefetches(c, 2));
-        EXPECT_GE(prefetched, V == 2048 ? 3 : 1);
-        prefetching_runs += prefetched > 0;
-      }
-  EXPECT_EQ(prefetching_runs, 20);  // forward and forward+backward alike
 }
 
 // Forward-only launches of KL and cross-entropy on the plain path at T = 1 store each CTA's
