@@ -92,6 +92,10 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_ROW_GRID=1|2         LogitArgs::row_grid (one cluster per row, persistent)
 //   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
 //   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
+//   DIVCHECK_BENCH_STREAM=1|2           LogitArgs::stream_rows (forward-only KL and cross-entropy:
+//                                       1 the deferred cluster kernel, 2 the streamed kernel)
+//   DIVCHECK_BENCH_STREAM_GROUPS=1|2|4|8     LogitArgs::stream_groups (groups per tile, streamed)
+//   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
 //                                       the dividing ones); a finite number > 0
@@ -110,6 +114,18 @@ int forced_row_grid() {
 int forced_row_threads() {
   static const int threads = forced_knob("DIVCHECK_BENCH_ROW_THREADS", {128, 256, 512}, "must be 128, 256 or 512");
   return threads;
+}
+int forced_stream_rows() {
+  static const int stream = forced_knob("DIVCHECK_BENCH_STREAM", {1, 2}, "must be 1 (never streamed) or 2 (always)");
+  return stream;
+}
+int forced_stream_groups() {
+  static const int groups = forced_knob("DIVCHECK_BENCH_STREAM_GROUPS", {1, 2, 4, 8}, "must be 1, 2, 4 or 8");
+  return groups;
+}
+int forced_stream_registers() {
+  static const int regs = forced_knob("DIVCHECK_BENCH_STREAM_REGISTERS", {64, 80}, "must be 64 or 80");
+  return regs;
 }
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
@@ -163,6 +179,12 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.row_grid = forced_row_grid();
   a.row_threads = forced_row_threads();
   a.cluster_ctas = forced_cluster_ctas();
+  // Only the deferred launches have the streamed kernel; the knob leaves the others automatic.
+  if (cuda::defers_row_loss(a)) {
+    a.stream_rows = forced_stream_rows();
+    a.stream_groups = forced_stream_groups();
+    a.stream_registers = forced_stream_registers();
+  }
   return cuda::launch_logit_divergence(a, stream);
 }
 
@@ -260,6 +282,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
   state.counters["persistent"] = plan.persistent ? 1 : 0;
+  state.counters["streamed"] = plan.streamed ? 1 : 0;
   if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 

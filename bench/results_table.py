@@ -2,8 +2,9 @@
 """Turns a divcheck_bench JSON file (Google Benchmark, --benchmark_out_format=json) into the
 Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per row of the
 registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
-of the device-to-device copy bandwidth measured in the same run, CTAs per row x threads per CTA,
-staged).
+of the device-to-device copy bandwidth measured in the same run, and each mode's plan: CTAs per
+row (a cluster) x threads per CTA and whether the row slices are staged in shared memory, or for
+the streamed kernel of forward-only KL and cross-entropy, tiles per row x threads per CTA).
     usage: python3 bench/results_table.py OUT/bench.json
 """
 import json
@@ -30,26 +31,33 @@ def main(path):
         copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
         copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"
         print(f"### {shape}, {dtype} (copy yardstick: {copy} GB/s)\n")
-        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | CTAs x threads | staged |")
+        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | fwd plan | fwd+bwd plan |")
         print("|---|---|---|---|---|---|---|---|---|")
         for row, modes in rows.items():
-            cells = []
-            plan = ("", "")
+            cells, plans = [], []
             for mode in ("fwd", "fwd_bwd"):
                 m = modes.get(mode)
                 if m is None:
                     cells += ["-", "-", "-"]
+                    plans.append("")
                 elif "error" in m:
                     cells += ["error: " + m["error"][:40], "", ""]
+                    plans.append("")
                 else:
                     cells += [f"{m['real_time']:.3f}", f"{m['GB/s']:.0f}", f"{m['frac_of_copy']:.2f}"]
-                    ctas = f"{m['ctas']:.0f}"
-                    if m.get("threads"):
-                        ctas += f" x {m['threads']:.0f}"
-                    plan = (ctas, "yes" if m["staged"] else "no")
-            print(f"| {row} | " + " | ".join(cells) + f" | {plan[0]} | {plan[1]} |")
+                    plans.append(plan_of(m))
+            print(f"| {row} | " + " | ".join(cells + plans) + " |")
         print()
 
+
+def plan_of(m):
+    """A benchmark's plan from its counters (ctas 0: tvd_prob, one CTA per row, no plan)."""
+    if not m.get("ctas"):
+        return "one CTA per row"
+    threads = f" x {m['threads']:.0f}" if m.get("threads") else ""
+    if m.get("streamed"):
+        return f"{m['ctas']:.0f} tiles{threads}, streamed"
+    return f"{m['ctas']:.0f}{threads}, " + ("staged" if m.get("staged") else "not staged")
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

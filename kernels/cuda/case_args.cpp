@@ -92,6 +92,9 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.allow_tame = o.allow_tame;
   a.row_threads = o.row_threads;
   a.row_grid = o.row_grid;
+  a.stream_rows = o.stream_rows;
+  a.stream_groups = o.stream_groups;
+  a.stream_registers = o.stream_registers;
   return a;
 }
 

@@ -51,6 +51,12 @@ struct LogitArgs {
   // completes (kernels/cuda/logit_rows_kernel.cuh).
   int row_grid = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
+  // The streamed kernel of forward-only KL and cross-entropy (stream_plan.hpp): 0 automatic
+  // (where the launch can take it), 1 never (the deferred cluster kernel), 2 always (an error
+  // where it cannot).
+  int stream_rows = 0;
+  int stream_groups = 0;                        // groups per tile of the streamed kernel: 0 automatic, else 1..64
+  int stream_registers = 0;                     // the streamed kernel's register cap: 0 automatic (64), 64 or 80
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;
@@ -78,6 +84,9 @@ struct LogitPlan {
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
   bool persistent = false;            // LogitArgs::row_grid 2: resident clusters loop over the rows
+  // The streamed kernel (stream_plan.hpp): ctas = tiles per row, slice = columns per tile, no
+  // cluster, no staging.
+  bool streamed = false;
 };
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };

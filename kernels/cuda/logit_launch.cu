@@ -5,7 +5,10 @@
 // of shared-memory staging, and the launch sequence on one stream:
 //   [count_valid -> weights, when gradients are wanted] -> logit_rows_kernel
 //   [-> combine_one_pass_rows, forward-only KL and CE at T = 1, KL at T = 2^k: defers_row_loss]
-//   -> reduce_positions.
+//   -> reduce_positions;
+// or, for those deferred launches on the automatic plan (stream_plan.hpp), the streamed kernel
+// (stream_rows_kernel.cuh: one CTA per tile of 8192 columns and row, no cluster, no staging)
+//   -> combine_one_pass_rows -> reduce_positions.
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
@@ -30,6 +33,7 @@
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_kernels.hpp"
 #include "kernels/cuda/row_kernel_choice.cuh"
+#include "kernels/cuda/stream_plan.hpp"
 #include "kernels/cuda/workspace.hpp"
 
 namespace divcheck::cuda {
@@ -38,20 +42,22 @@ namespace {
 
 // The rows of a forward-only one-exchange launch (defers_row_loss), after the row kernel.
 template <class Policy, TempForm kT>
-__global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelParams prm, unsigned ctas) {
-  combine_one_pass_rows_body<Policy, kT>(prm, ctas);
+__global__ void __launch_bounds__(256) combine_one_pass_rows(const RowKernelParams prm, unsigned ctas,
+                                                             unsigned present) {
+  combine_one_pass_rows_body<Policy, kT>(prm, ctas, present);
 }
 inline constexpr int kCombineThreads = 256;  // 8 rows per block
+unsigned combine_blocks(std::int64_t rows) { return static_cast<unsigned>(std::min<std::int64_t>((rows + 7) / 8, 65535)); }
 
 // Launches the combine kernel that row_kernel_choice.cuh visit_combine_kernel picks.
 struct LaunchCombine {
   unsigned grid;
   cudaStream_t stream;
   const RowKernelParams& prm;
-  unsigned ctas;
+  unsigned ctas, present;  // combine_one_pass_rows_body's
   template <class Policy, TempForm kT>
   void operator()() const {
-    combine_one_pass_rows<Policy, kT><<<grid, kCombineThreads, 0, stream>>>(prm, ctas);
+    combine_one_pass_rows<Policy, kT><<<grid, kCombineThreads, 0, stream>>>(prm, ctas, present);
   }
 };
 
@@ -96,6 +102,12 @@ void validate(const LogitArgs& a, bool pointers) {
           std::to_string(a.row_threads), "must be 0 (automatic), 128, 256 or 512");
   require(a.row_grid >= 0 && a.row_grid <= 2, "row_grid", std::to_string(a.row_grid),
           "must be 0 (automatic), 1 (one cluster per row) or 2 (persistent)");
+  require(a.stream_rows >= 0 && a.stream_rows <= 2, "stream_rows", std::to_string(a.stream_rows),
+          "must be 0 (automatic), 1 (never) or 2 (always)");
+  require(a.stream_groups >= 0 && a.stream_groups <= 64, "stream_groups", std::to_string(a.stream_groups),
+          "must be 0 (automatic) or 1..64 groups per tile");
+  require(a.stream_registers == 0 || a.stream_registers == 64 || a.stream_registers == 80, "stream_registers",
+          std::to_string(a.stream_registers), "must be 0 (automatic), 64 or 80");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -241,33 +253,28 @@ LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
   return plan;
 }
 
-}  // namespace
-
-std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return LogitWorkspace::bytes(batch, seq); }
-
-LogitPlan plan_logit_divergence(const LogitArgs& a) {
-  validate(a, false);
-  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
+// The streamed kernel (stream_rows_kernel.cuh): one CTA per tile and row (up to the grid limit;
+// the kernel loops over the rest), then the combine of the tiles' messages.
+void launch_streamed_rows(const LogitArgs& a, const LogitPlan& plan, const RowKernelParams& prm, cudaStream_t stream) {
+  const std::int64_t rows = a.batch * a.seq;
+  const auto tiles = static_cast<unsigned>(plan.ctas);
+  const unsigned stride = stream_stride(plan.ctas);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(std::min<std::int64_t>(rows * plan.ctas, INT_MAX)));
+  cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
+  cfg.stream = stream;
+  cuda_check(cudaLaunchKernelEx(&cfg, stream_row_kernel(a), prm, tiles, stride), "cudaLaunchKernelEx(stream_rows_kernel)");
+  check_launch("stream_rows_kernel");
+  visit_combine_kernel(a, LaunchCombine{combine_blocks(rows), stream, prm, stride, tiles});
+  check_launch("combine_one_pass_rows");
 }
 
-LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
-  validate(a, true);
-  const RowKernel fn = select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
-  const LogitPlan plan = plan_for(a, fn);
+// The cluster kernel: one cluster per row (up to the grid limit; the kernel loops over the rest),
+// or, persistent, the clusters the device holds at once (bench/RESULTS.md, steps 4 and 12); then
+// the combine where the launch is deferred.
+void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn, const RowKernelParams& prm,
+                         cudaStream_t stream) {
   const std::int64_t rows = a.batch * a.seq;
-  const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
-  const bool wants = a.grad_output != nullptr;
-
-  if (wants) {
-    launch_count_valid(a.valid, a.batch, a.seq, ws.counts, ws.total, stream);
-    launch_position_weights(a.batch, a.reduction, a.grad_output, 1.0 / a.temperature, ws.counts, ws.total, ws.coef,
-                            stream);
-  }
-
-  const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
-
-  // One cluster per row (up to the grid limit; the kernel loops over the rest), or, persistent,
-  // the clusters the device holds at once (bench/RESULTS.md, steps 4 and 12).
   const std::int64_t clusters =
       std::min<std::int64_t>(rows, plan.persistent ? plan.resident_clusters : INT_MAX / plan.ctas);
   cudaLaunchConfig_t cfg = {};
@@ -286,12 +293,40 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
                                                     std::to_string(plan.ctas) + " CTAs per cluster)");
   check_launch("logit_rows_kernel");
   if (defers_row_loss(a)) {
-    const std::int64_t blocks = std::min<std::int64_t>((rows + 7) / 8, 65535);
     const auto ctas = static_cast<unsigned>(plan.ctas);
-    visit_combine_kernel(a, LaunchCombine{static_cast<unsigned>(blocks), stream, prm, ctas});
+    visit_combine_kernel(a, LaunchCombine{combine_blocks(rows), stream, prm, ctas, ctas});
     check_launch("combine_one_pass_rows");
   }
+}
 
+}  // namespace
+
+std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return LogitWorkspace::bytes(batch, seq); }
+
+LogitPlan plan_logit_divergence(const LogitArgs& a) {
+  validate(a, false);
+  const LogitPlan streamed = stream_plan(a);
+  if (streamed.streamed) return streamed;
+  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
+}
+
+LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
+  validate(a, true);
+  const LogitPlan streamed = stream_plan(a);
+  const RowKernel fn = streamed.streamed ? nullptr : select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
+  const LogitPlan plan = streamed.streamed ? streamed : plan_for(a, fn);
+  const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
+  const bool wants = a.grad_output != nullptr;
+
+  if (wants) {
+    launch_count_valid(a.valid, a.batch, a.seq, ws.counts, ws.total, stream);
+    launch_position_weights(a.batch, a.reduction, a.grad_output, 1.0 / a.temperature, ws.counts, ws.total, ws.coef,
+                            stream);
+  }
+
+  const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
+  if (plan.streamed) launch_streamed_rows(a, plan, prm, stream);
+  else launch_cluster_rows(a, plan, fn, prm, stream);
   launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss, stream);
   return plan;
 }

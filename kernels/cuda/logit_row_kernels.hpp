@@ -16,4 +16,10 @@ RowKernel row_kernel_f32(LogitKind kind, RowVariant variant, RowPaths paths);
 RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant, RowPaths paths);
 RowKernel row_kernel_f16(LogitKind kind, RowVariant variant, RowPaths paths);
 
+// The streamed row kernel (stream_rows_kernel.cuh, stream_row_kernels.cu) of a deferred launch
+// (defers_row_loss): (params, tiles per row, the messages' stride per row). InvalidArgument for a
+// launch that is not deferred.
+using StreamKernel = void (*)(RowKernelParams, unsigned, unsigned);
+StreamKernel stream_row_kernel(const LogitArgs& a);
+
 }  // namespace divcheck::cuda

@@ -467,76 +467,94 @@ struct RowSlices {
   int64_t row;
 };
 
-// The one-pass sums of the thread's chunks (kernels/math/kl.hpp, cross_entropy.hpp) relative to
-// maxima m0, m1 (the thread's own: one_exchange_row; the row's: row_passes at T != 1): the
-// policy's kOnePass sums, then S_y, S_x (each chunk's 8 terms pairwise, the chunk sums in chunk
-// order). kTame: the chunks are tame relative to those maxima (math::tame_side): the tame forms
-// of the exponentials (the same values), and the policy's terms as products of two finite
-// factors, summed unscaled with the first pairwise level fused (fmaf) and scaled by 2^-64 once
-// at the end (math::kl_one_pass_factors_tame has the argument; kTameSumScale: Hellinger's terms,
-// factor 1, are summed as they are).
+// The one-pass sums of one chunk of both sides relative to maxima m0, m1 (kernels/math/kl.hpp,
+// cross_entropy.hpp): the policy's kOnePass sums, then e_y, e_x, each the chunk's 8 terms pairwise
+// (columns at or past cnt contribute exact +0; kWhole: all 8 are there). kTame: the chunk is tame
+// relative to those maxima (math::tame_side): the tame forms of the exponentials (the same
+// values), and the policy's terms as products of two finite factors, summed unscaled with the
+// first pairwise level fused (fmaf); one_pass_scale then scales the thread's sum by 2^-64 once
+// (math::kl_one_pass_factors_tame has the argument; kTameSumScale: Hellinger's terms, factor 1,
+// are summed as they are). One chunk's work for one_pass_sums (the staged and unstaged slices) and
+// stream_rows_kernel.cuh (chunks held in registers).
+template <class Elem, class Policy, TempForm kT, bool kTame, bool kWhole>
+__device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const RawChunk<Elem>& cy,
+                                               const RawChunk<Elem>& cx, int cnt, float m0, float m1,
+                                               float (&part)[Policy::kOnePass + 2]) {
+  constexpr int kP = Policy::kOnePass;
+  constexpr int kSums = kP + 2;
+  static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
+  if constexpr (kTame) {
+    float a[kChunk][kP], b[kChunk][kP], ey[kChunk], ex[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      ey[k] = 0.0f;
+      ex[k] = 0.0f;
+#pragma unroll
+      for (int s2 = 0; s2 < kP; ++s2) a[k][s2] = b[k][s2] = 0.0f;
+      if (kWhole || k < cnt) {
+        const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+        const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
+        ey[k] = math::f_softmax_exp_ftz(ty);
+        ex[k] = math::f_softmax_exp_ftz(tx);
+        Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
+      }
+    }
+#pragma unroll
+    for (int s2 = 0; s2 < kP; ++s2)  // pairwise; each first-level pair a0 b0 + a1 b1 in one fmaf
+      part[s2] = (fmaf(a[0][s2], b[0][s2], a[1][s2] * b[1][s2]) + fmaf(a[2][s2], b[2][s2], a[3][s2] * b[3][s2])) +
+                 (fmaf(a[4][s2], b[4][s2], a[5][s2] * b[5][s2]) + fmaf(a[6][s2], b[6][s2], a[7][s2] * b[7][s2]));
+    part[kSums - 2] = ((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7]));
+    part[kSums - 1] = ((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7]));
+  } else {
+    float t[kChunk][kSums];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+#pragma unroll
+      for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
+      if (kWhole || k < cnt) {
+        const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+        const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
+        const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
+        t[k][kSums - 2] = ey;
+        t[k][kSums - 1] = ex;
+        float one[kP];
+        Policy::one_pass_terms(ty, tx, ey, ex, one);
+#pragma unroll
+        for (int s2 = 0; s2 < kP; ++s2) t[k][s2] = one[s2];
+      }
+    }
+#pragma unroll
+    for (int s2 = 0; s2 < kSums; ++s2)  // pairwise, as pairwise_terms
+      part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
+  }
+}
+
+// After a thread's chunks: the tame sums' one scaling (one_pass_chunk).
+template <class Policy, bool kTame>
+__device__ __forceinline__ void one_pass_scale(float (&acc)[Policy::kOnePass + 2]) {
+  if constexpr (kTame && kTameSumScale<Policy> != 1.0f) {
+#pragma unroll
+    for (int s2 = 0; s2 < Policy::kOnePass; ++s2) acc[s2] = acc[s2] * kTameSumScale<Policy>;
+  }
+}
+
+// The one-pass sums of the thread's chunks relative to maxima m0, m1 (the thread's own:
+// one_exchange_row; the row's: row_passes at T != 1): one_pass_chunk per chunk, the chunk sums
+// added in chunk order.
 template <class Elem, class Policy, TempForm kT, bool kTame>
 __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
                                               const SliceRef<Elem>& x, int n, float m0, float m1,
                                               float (&acc)[Policy::kOnePass + 2]) {
-  constexpr int kP = Policy::kOnePass;
-  constexpr int kSums = kP + 2;
-  static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
+  constexpr int kSums = Policy::kOnePass + 2;
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
     read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
     float part[kSums];
-    if constexpr (kTame) {
-      float a[kChunk][kP], b[kChunk][kP], ey[kChunk], ex[kChunk];
-#pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-        ey[k] = 0.0f;
-        ex[k] = 0.0f;
-#pragma unroll
-        for (int s2 = 0; s2 < kP; ++s2) a[k][s2] = b[k][s2] = 0.0f;
-        if (decltype(whole)::value || k < cnt) {
-          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
-          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
-          ey[k] = math::f_softmax_exp_ftz(ty);
-          ex[k] = math::f_softmax_exp_ftz(tx);
-          Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
-        }
-      }
-#pragma unroll
-      for (int s2 = 0; s2 < kP; ++s2)  // pairwise; each first-level pair a0 b0 + a1 b1 in one fmaf
-        part[s2] = (fmaf(a[0][s2], b[0][s2], a[1][s2] * b[1][s2]) + fmaf(a[2][s2], b[2][s2], a[3][s2] * b[3][s2])) +
-                   (fmaf(a[4][s2], b[4][s2], a[5][s2] * b[5][s2]) + fmaf(a[6][s2], b[6][s2], a[7][s2] * b[7][s2]));
-      part[kSums - 2] = ((ey[0] + ey[1]) + (ey[2] + ey[3])) + ((ey[4] + ey[5]) + (ey[6] + ey[7]));
-      part[kSums - 1] = ((ex[0] + ex[1]) + (ex[2] + ex[3])) + ((ex[4] + ex[5]) + (ex[6] + ex[7]));
-    } else {
-      float t[kChunk][kSums];
-#pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-#pragma unroll
-        for (int s2 = 0; s2 < kSums; ++s2) t[k][s2] = 0.0f;
-        if (decltype(whole)::value || k < cnt) {
-          const float ty = math::shifted_logit(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
-          const float tx = math::shifted_logit(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
-          const float ey = math::f_softmax_exp(ty), ex = math::f_softmax_exp(tx);
-          t[k][kSums - 2] = ey;
-          t[k][kSums - 1] = ex;
-          float one[kP];
-          Policy::one_pass_terms(ty, tx, ey, ex, one);
-#pragma unroll
-          for (int s2 = 0; s2 < kP; ++s2) t[k][s2] = one[s2];
-        }
-      }
-#pragma unroll
-      for (int s2 = 0; s2 < kSums; ++s2)  // pairwise, as pairwise_terms
-        part[s2] = ((t[0][s2] + t[1][s2]) + (t[2][s2] + t[3][s2])) + ((t[4][s2] + t[5][s2]) + (t[6][s2] + t[7][s2]));
-    }
+    one_pass_chunk<Elem, Policy, kT, kTame, decltype(whole)::value>(prm, cy, cx, cnt, m0, m1, part);
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
   });
-  if constexpr (kTame && kTameSumScale<Policy> != 1.0f) {
-#pragma unroll
-    for (int s2 = 0; s2 < kP; ++s2) acc[s2] = acc[s2] * kTameSumScale<Policy>;
-  }
+  one_pass_scale<Policy, kTame>(acc);
 }
 
 // S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:
@@ -706,17 +724,22 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
 // the row kernel: one warp per valid row; lane r takes CTA r's message, the lanes combine them as
 // the mailbox exchange does (one_exchange_combine: the same order, the same bits) and lane 0
 // writes the row's loss as one_exchange_row would (NaN for a poisoned row) and counts the tame
-// rows (diagnostics, in the place of the row kernel). ctas: the plan's cluster size. kT: the
-// row kernel's (unit, or power_of_two: the deferred kernels' two temperature forms).
+// rows (diagnostics, in the place of the row kernel). ctas: the plan's cluster size, or for the
+// streamed rows (stream_rows_kernel.cuh) the power of two >= their tiles per row: the messages'
+// stride per row and the width of the tree; present (<= ctas): the messages a row has (the cluster
+// size, or the tiles; lanes from present to ctas add the identity: zero sums, which the rescale
+// keeps zero). kT: the row kernel's (unit, or power_of_two: the deferred kernels' two temperature
+// forms).
 template <class Policy, TempForm kT>
-__device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams& prm, unsigned ctas) {
+__device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams& prm, unsigned ctas,
+                                                           unsigned present_ctas) {
   const unsigned lane = threadIdx.x & 31u;
   const int64_t warps_per_block = static_cast<int64_t>(blockDim.x >> 5);
   const int64_t stride = static_cast<int64_t>(gridDim.x) * warps_per_block;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5); row < prm.rows;
        row += stride) {
     if (prm.valid && prm.valid[row] == 0) continue;  // masked: no messages, no loss (as the row kernel)
-    const bool present = lane < ctas;
+    const bool present = lane < present_ctas;
     const float* m = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
                      (row * ctas + (present ? lane : 0u)) * LogitWorkspace::kMessageFloats;
     float v[8];

@@ -22,7 +22,9 @@ struct LogitWorkspace {
                              // launches (RowKernelParams::messages), combined after the row kernel
   float* seq_loss;           // (B) s_b of sequence_mean (launch_reduce_positions); last, so that the
                              // row kernels' messages_of arithmetic is unchanged (SASS, step 39)
-  static constexpr std::size_t kMessageCtas = 16;  // plan_math.hpp kMaxClusterCtas
+  // Messages per row: a cluster's CTAs (plan_math.hpp kMaxClusterCtas, 16) or the streamed
+  // kernel's tiles (stream_plan.hpp kMaxStreamTiles, 32).
+  static constexpr std::size_t kMessageCtas = 32;
   static constexpr std::size_t kMessageFloats = 8;
   static std::size_t bytes(std::int64_t batch, std::int64_t seq) {
     const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);

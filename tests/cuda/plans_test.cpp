@@ -186,6 +186,7 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
           std::int64_t tame_f = -1, tame_c = -1;
           CudaOptions of, oc;
           of.row_grid = oc.row_grid = grid;
+          of.stream_rows = 1;  // the deferred cluster kernel (the streamed one: StreamedRows...)
           of.tame_rows_out = &tame_f;
           oc.tame_rows_out = &tame_c;
           const Outputs a = compute(*cuda::make_cuda_backend_with(of), f);
@@ -243,6 +244,7 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
         for (int grid : {0, 1}) {
           CudaOptions o;
           o.row_grid = grid;
+          o.stream_rows = 1;  // the cluster kernels (the streamed one sums in its own tiles: StreamedRows...)
           const Outputs a = compute(*cuda::make_cuda_backend_with(o), f);
           const Outputs b = compute(*cuda::make_cuda_backend_with(o), c);
           ASSERT_FALSE(b.grads.empty());  // gradients wanted: the full kernel
@@ -268,6 +270,59 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
                 paths[cuda::RowPaths::plain_scaled_t] + paths[cuda::RowPaths::prob_unit_t] +
                 paths[cuda::RowPaths::general],
             36 + 4);
+}
+
+// The streamed kernel of the deferred rows (stream_rows_kernel.cuh; the automatic plan of float
+// rows, asked for with stream_rows 2 here for every dtype) of forward-only KL, cross-entropy
+// (T = 1) and the temperature KL row (T = 2): at V = 4096 (one
+// tile, short of a group), 9001 (unaligned 16-bit rows: every tile by the unstaged passes),
+// 128256 (4 tiles of 4 groups, the last 3 groups and a rest) and 256000 (8 tiles), bf16, f16 and
+// f32: within the bound, bitwise the
+// same on a second run, the poisoned row NaN as on the CPU, and the tame rows counted as by the
+// deferred cluster kernel (stream_rows 1), which is within the bound too; the 80-register kernels
+// (stream_registers 80) give the same bits.
+TEST_F(GpuPlans, StreamedRowsAreWithinTheBoundAndReproducible) {
+  int cases = 0;
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::masked_cross_entropy,
+                          DivergenceId::temperature_scaled_masked_kl_divergence})
+    for (DType dt : {DType::bf16, DType::f16, DType::f32})
+      for (std::int64_t V : {4096, 9001, 128256, 256000}) {
+        Case c = varied_case(id, dt, 2, V <= 9001 ? 100 : 3, V, 97 + static_cast<std::uint64_t>(V));
+        make_plain(c);
+        const bool temperature_row = id == DivergenceId::temperature_scaled_masked_kl_divergence;
+        if (temperature_row) c.params.temperature = 2.0;  // (no poison: its token mean would be NaN)
+        else const_cast<Tensor*>(cuda::logit_roles(c).p)->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());
+        const Case f = forward_only(c);
+        SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+        EXPECT_EQ(cuda::plan_for_case(f, CudaOptions{}).streamed, dt == DType::f32);  // automatic: float rows
+        CudaOptions os, oc;
+        os.stream_rows = 2;
+        const cuda::LogitPlan plan = cuda::plan_for_case(f, os);
+        ASSERT_TRUE(plan.streamed);
+        EXPECT_EQ(plan.ctas, (V + 32767) / 32768);  // tiles of 4 groups of 8192 columns
+        std::int64_t tame_s = -1, tame_c = -1;
+        os.tame_rows_out = &tame_s;
+        oc.tame_rows_out = &tame_c;
+        oc.stream_rows = 1;
+        const auto streamed = cuda::make_cuda_backend_with(os);
+        const Outputs a = compute(*streamed, f);
+        const Outputs b = compute(*cuda::make_cuda_backend_with(oc), f);
+        const Expected e = compute_reference(f);
+        EXPECT_TRUE(gpu_passes(a, f, e));
+        EXPECT_TRUE(gpu_passes(b, f, e));
+        EXPECT_TRUE(bitwise_same(a, compute(*streamed, f))) << "a second run differs";
+        CudaOptions o80 = os;  // the 80-register kernels (a benchmark knob): the same instructions' results
+        o80.stream_registers = 80;
+        o80.tame_rows_out = nullptr;
+        EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(o80), f))) << "80 registers differ";
+        EXPECT_EQ(tame_s, tame_c);
+        EXPECT_GT(tame_s, 0);
+        const Outputs h = compute(cpu(), f);
+        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 3 * 3 * 4);
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

@@ -16,6 +16,8 @@
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_device.cuh"
 #include "kernels/cuda/row_kernel_choice.cuh"
+#include "kernels/cuda/stream_plan.hpp"
+#include "kernels/cuda/stream_rows_kernel.cuh"
 #include "kernels/cuda/tvd_prob_rows.cuh"
 #include "kernels/cuda/workspace.hpp"
 #include "tests/cuda/emulation/emulator.hpp"
@@ -67,6 +69,20 @@ void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& p
                      RowPaths paths) {
   visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
     emulate_rows<Elem, Policy, kDeferred, kPaths>(prm, plan);
+  });
+}
+
+// The streamed kernel (stream_rows_kernel.cuh) of a deferred launch; three CTAs (fewer when there
+// are fewer tiles), so that the kernel's loop over the (row, tile) items is exercised.
+template <class Elem>
+void emulate_streamed_rows(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan) {
+  const auto tiles = static_cast<unsigned>(plan.ctas);
+  const unsigned stride = stream_stride(plan.ctas);
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(3, prm.rows * plan.ctas));
+  std::vector<std::vector<float>> rec(grid, std::vector<float>(kRowThreadsMax / 32 * kRecordFloats));
+  emu::launch({grid, static_cast<unsigned>(plan.threads), 1}, [&] {
+    auto* r = reinterpret_cast<float (*)[kRecordFloats]>(rec[blockIdx.x].data());
+    visit_combine_kernel(a, [&]<class Policy, TempForm kT>() { stream_rows_body<Elem, Policy, kT>(prm, tiles, stride, r); });
   });
 }
 
@@ -136,18 +152,21 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   a.loss = reinterpret_cast<float*>(out.loss.data());
   a.workspace = work.data();
 
-  // The plan: the forced cluster size (1 when automatic: there is no device to ask).
-  LogitPlan plan;
-  plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
-  plan.slice = slice_for(a.vocab, plan.ctas);
-  plan.threads = options_.row_threads == 0 ? 512 : options_.row_threads;
-  // The emulator's grid has two clusters looping over the rows (emulate_rows), so the
-  // prefetch of forward-only launches runs unless one cluster per row is forced.
-  plan.persistent = options_.row_grid != 1;
-  const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
-  plan.staged = options_.allow_staging && need <= kSharedBudget;
-  plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),
-                                          a.support != nullptr);
+  // The plan: the streamed plan where the launch takes it (stream_plan.hpp, as the launcher),
+  // else the forced cluster size (1 when automatic: there is no device to ask).
+  LogitPlan plan = stream_plan(a);
+  if (!plan.streamed) {
+    plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
+    plan.slice = slice_for(a.vocab, plan.ctas);
+    plan.threads = options_.row_threads == 0 ? 512 : options_.row_threads;
+    // The emulator's grid has two clusters looping over the rows (emulate_rows), so the
+    // prefetch of forward-only launches runs unless one cluster per row is forced.
+    plan.persistent = options_.row_grid != 1;
+    const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
+    plan.staged = options_.allow_staging && need <= kSharedBudget;
+    plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),
+                                            a.support != nullptr);
+  }
 
   // The launch sequence of launch_logit_divergence.
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
@@ -164,11 +183,21 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   unsigned long long counters[kDiagnosticsCounters] = {};  // LogitArgs::counters
   if (options_.tame_rows_out || options_.prefetched_rows_out) a.counters = counters;
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
-  emulate_rows_dispatch(a, prm, plan);
+  if (plan.streamed) {
+    switch (a.dtype) {
+      case FloatKind::f32: emulate_streamed_rows<float>(a, prm, plan); break;
+      case FloatKind::bf16: emulate_streamed_rows<__nv_bfloat16>(a, prm, plan); break;
+      case FloatKind::f16: emulate_streamed_rows<__half>(a, prm, plan); break;
+    }
+  } else {
+    emulate_rows_dispatch(a, prm, plan);
+  }
   if (defers_row_loss(a)) {  // forward-only one-exchange rows: combine_one_pass_rows (8 rows per block)
-    const auto ctas = static_cast<unsigned>(plan.ctas);
+    const auto present = static_cast<unsigned>(plan.ctas);
+    const unsigned ctas = plan.streamed ? stream_stride(plan.ctas) : present;
     emu::launch({grid_for(a.batch * a.seq, 8, 65535), 256u, 1}, [&] {
-      visit_combine_kernel(a, [&]<class Policy, TempForm kT>() { combine_one_pass_rows_body<Policy, kT>(prm, ctas); });
+      visit_combine_kernel(
+          a, [&]<class Policy, TempForm kT>() { combine_one_pass_rows_body<Policy, kT>(prm, ctas, present); });
     });
   }
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);

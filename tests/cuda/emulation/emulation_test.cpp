@@ -16,6 +16,7 @@
 
 #include <bit>
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "tests/cpu/test_cases.hpp"
 #include "kernels/cpu/reduction.hpp"
 #include "kernels/cuda/case_args.hpp"
+#include "kernels/cuda/stream_plan.hpp"
 #include "tests/cuda/emulation/emulated_backend.hpp"
 #include "tests/cuda/gpu_cases.hpp"
 #include "tests/cuda/gpu_test_support.hpp"
@@ -153,6 +155,80 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
       EXPECT_GT(tame_f, 0);
       EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
     }
+}
+
+// The streamed kernel of the deferred rows (stream_rows_kernel.cuh: one CTA per tile and row, no
+// cluster), with 128-thread CTAs so that the rows have several groups (16-bit: 4096 columns,
+// float: 2048) and tiles of one group or two in turn (stream_groups 1, 2: the merge of a thread's
+// group partials): V = 10000 has aligned rows (whole groups in registers, the last columns by the
+// unstaged passes), V = 9001 unaligned 16-bit rows (every tile by the unstaged passes). KL and
+// cross-entropy at T = 1 (a poisoned row) and the temperature KL row at T = 2 and 0.5: within the
+// bound, the poisoned row NaN as on the CPU, the tame rows counted as by the deferred cluster
+// kernel (stream_rows 1), identical sides exactly 0 (KL).
+TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
+  struct Run {
+    DivergenceId id;
+    double t;
+  };
+  const Run runs[] = {{DivergenceId::masked_kl_divergence, 1.0},
+                      {DivergenceId::masked_cross_entropy, 1.0},
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 2.0},
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5}};
+  int streamed = 0, slow_parts = 0, fast_groups = 0, merged_tiles = 0;
+  std::uint64_t seed = 101;
+  for (const Run& run : runs)
+    for (DType dt : {DType::bf16, DType::f32, DType::f16})
+      for (std::int64_t V : {10000, 9001}) {
+        if (dt == DType::f16 && run.t != 1.0) continue;  // (few emulated cases: bf16 and f32 take the temperatures)
+        Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
+        make_plain(c);
+        if (run.id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = run.t;
+        const Case z = with_identical_sides(forward_only(c));  // (before the poison)
+        if (run.id != DivergenceId::temperature_scaled_masked_kl_divergence)  // row 2 poisoned (the temperature row's token mean would be NaN)
+          const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
+        const Case f = forward_only(c);
+        CudaOptions o;
+        o.stream_rows = 2;  // (16-bit rows take it only when asked: stream_plan.hpp)
+        o.row_threads = 128;
+        o.stream_groups = 1 + (streamed / 2) % 2;  // (V = 10000 takes both in turn)
+        const cuda::LogitPlan plan = cuda::stream_plan(cuda::logit_args_of(f, o));
+        ASSERT_TRUE(plan.streamed);
+        const std::int64_t group = dt == DType::f32 ? 2048 : 4096;
+        ASSERT_EQ(plan.slice, group * o.stream_groups);
+        ASSERT_EQ(plan.ctas, (V + plan.slice - 1) / plan.slice);
+        const bool aligned = V % 8 == 0;
+        fast_groups += aligned ? static_cast<int>(V / group) : 0;
+        slow_parts += aligned ? (V % group != 0) : plan.ctas;
+        merged_tiles += aligned && o.stream_groups == 2 ? static_cast<int>(V / plan.slice) : 0;
+        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V));
+        std::int64_t tame_s = -1, tame_c = -1;
+        CudaOptions cluster = o;
+        cluster.stream_rows = 1;
+        o.tame_rows_out = &tame_s;
+        cluster.tame_rows_out = &tame_c;
+        const Expected e = compute_reference(f);
+        const Outputs a = compute(*make_emulated_cuda_backend(o), f);
+        const Outputs b = compute(*make_emulated_cuda_backend(cluster), f);
+        EXPECT_TRUE(gpu_passes(a, f, e));
+        EXPECT_TRUE(gpu_passes(b, f, e));
+        EXPECT_EQ(tame_s, tame_c);
+        EXPECT_GT(tame_s, 0);
+        const Outputs h = compute(cpu_backend(), f);
+        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+        if (run.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
+          const Outputs az = compute(*make_emulated_cuda_backend(o), z);
+          for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
+        }
+        ++streamed;
+      }
+  EXPECT_EQ(streamed, 2 * 3 * 2 + 2 * 2 * 2);
+  std::cout << "[ streamed ] " << streamed << " cases, per row: " << fast_groups << " whole groups in registers, "
+            << merged_tiles << " tiles of two merged whole groups, " << slow_parts
+            << " parts by the unstaged passes\n";
+  EXPECT_GT(fast_groups, 0);
+  EXPECT_GT(merged_tiles, 0);
+  EXPECT_GT(slow_parts, 0);
 }
 
 // Forward-only launches that are not deferred run the loss-only kernel (device_types.hpp

@@ -6,11 +6,13 @@
 // smallest cluster whose slices fit three per SM, else two per SM, else one 512-thread CTA.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <type_traits>
 
 #include "kernels/cuda/device_types.hpp"
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/row_kernel_choice.cuh"
+#include "kernels/cuda/stream_plan.hpp"
 #include "kernels/cuda/workspace.hpp"
 #include "reference/real_engine.hpp"
 
@@ -29,10 +31,13 @@ int smallest_fitting(std::int64_t vocab, std::size_t elem, int threads, std::siz
   return 0;
 }
 
-// The workspace holds a message per CTA of the largest cluster a plan uses (the deferred
-// forward-only rows, LogitWorkspace::messages_of).
-static_assert(divcheck::cuda::LogitWorkspace::kMessageCtas == divcheck::cuda::kMaxClusterCtas,
-              "one message slot per CTA of the largest cluster");
+// The workspace holds a message per CTA of the largest cluster a plan uses and per tile of the
+// streamed kernel's longest row (the deferred forward-only rows, LogitWorkspace::messages_of);
+// the streamed rows' messages sit at the power-of-two stride >= their tiles.
+static_assert(LogitWorkspace::kMessageCtas == (kMaxClusterCtas > kMaxStreamTiles ? kMaxClusterCtas : kMaxStreamTiles),
+              "one message slot per CTA of the largest cluster and per tile of the longest streamed row");
+static_assert((kMaxStreamTiles & (kMaxStreamTiles - 1)) == 0 && kMaxStreamTiles <= 32,
+              "the stride of kMaxStreamTiles tiles is kMaxStreamTiles, one lane of the combining warp each");
 
 TEST(PlanMath, SlicesAreWholeChunksCoveringTheRow) {
   for (std::int64_t v : {1, 7, 8, 9, 1023, 1024, 1025, 4099, 128256, 256000})
@@ -105,6 +110,169 @@ TEST(PlanMath, OneExchangeDepthIsWithinSigmaForEveryPlan) {
   EXPECT_EQ(one_exchange_depth(128256, 8, 256), 3 + 8 + (2 + 5) + (2 + 3) + (2 + 3));
   // sigma(V) = ceil(V / 1024) + 16 (docs/tolerances.md) = 126 + 16: 28 of 142 used.
   EXPECT_EQ(ref::summation_depth_of(128256), 126.0 + 16.0);
+}
+
+// The streamed kernel's depth (stream_rows_kernel.cuh): a chunk's pairwise 3, the group's
+// chunks in order (at most R), 3 per merge of the thread's G group partials (the rescale's two
+// levels and the addition; the columns short of a whole group are one more partial), then the
+// warp stage and the CTA stage of its tile as above, and the combine's tree over the tiles.
+int streamed_depth(const LogitPlan& p, std::int64_t vocab, std::size_t elem) {
+  const int r = stream_chunks(elem);
+  const std::int64_t group = static_cast<std::int64_t>(p.threads) * r * kChunkColumns;
+  const std::int64_t w = std::min(p.slice, vocab);  // the columns of the widest tile
+  const std::int64_t parts = (w + group - 1) / group;  // whole groups, and the rest as one more
+  const std::int64_t chunks_in_group = (std::min(group, w) + kChunkColumns - 1) / kChunkColumns;
+  const std::int64_t holding_threads = std::min<std::int64_t>(p.threads, chunks_in_group);
+  const std::int64_t holding_warps = (holding_threads + 31) / 32;
+  const int d = 3 + static_cast<int>((chunks_in_group + p.threads - 1) / p.threads) + 3 * static_cast<int>(parts - 1);
+  auto stage = [&](std::int64_t n) { return n > 1 ? 2 + ceil_log2(n) : 0; };
+  return d + stage(std::min<std::int64_t>(holding_threads, 32)) + stage(holding_warps) + stage(p.ctas);
+}
+
+// Every streamed plan (N = 128, 256, 512; 16-bit and float; G automatic, 1 and 8) keeps its depth
+// within sigma(V), for V up to 600000 and at the largest V (2^31 - 1, where G grows so that a row
+// has at most kMaxStreamTiles tiles); a forced G whose merges would pass sigma(V) (short rows) is
+// refused, naming stream_groups, exactly where this depth says so.
+TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
+  int checked = 0, refused = 0, lowered = 0;
+  LogitArgs a;  // forward-only KL, plain, T = 1: deferred
+  a.stream_rows = 2;  // (16-bit rows take it only when asked)
+  for (FloatKind dt : {FloatKind::bf16, FloatKind::f32})
+    for (int n : {128, 256, 512})
+      for (int g : {0, 1, 8}) {
+        a.dtype = dt;
+        a.row_threads = n;
+        a.stream_groups = g;
+        std::vector<std::int64_t> vocabs;
+        for (std::int64_t v = 1; v <= 20000; v += 7) vocabs.push_back(v);
+        for (std::int64_t v = 20000; v <= 600000; v += 97) vocabs.push_back(v);
+        vocabs.push_back(std::int64_t{2147483647});
+        for (std::int64_t v : vocabs) {
+          a.vocab = v;
+          const std::int64_t group = std::int64_t{n} * stream_chunks(float_kind_size(dt)) * kChunkColumns;
+          LogitPlan forced;  // the plan of the requested G (above the fewest groups per tile)
+          forced.threads = n;
+          forced.slice = group * std::max<std::int64_t>(g != 0 ? g : kStreamGroups,
+                                                         (v + group * kMaxStreamTiles - 1) / (group * kMaxStreamTiles));
+          forced.ctas = static_cast<int>((v + forced.slice - 1) / forced.slice);
+          const bool too_deep = streamed_depth(forced, v, float_kind_size(dt)) > ref::summation_depth_of(v);
+          if (g != 0 && too_deep) {
+            try {
+              (void)stream_plan(a);
+              ADD_FAILURE() << "G " << g << " accepted at V " << v;
+            } catch (const InvalidArgument& e) {
+              EXPECT_EQ(e.argument(), "stream_groups");
+            }
+            ++refused;
+            continue;
+          }
+          const LogitPlan p = stream_plan(a);
+          if (g == 0) lowered += p.slice < forced.slice;
+          if (g != 0 || !too_deep) ASSERT_EQ(p.slice, forced.slice) << "V " << v;
+          ASSERT_TRUE(p.streamed);
+          ASSERT_LE(p.ctas, kMaxStreamTiles) << "V " << v;
+          ASSERT_GE(p.slice * p.ctas, v);
+          ASSERT_LE(streamed_depth(p, v, float_kind_size(dt)), ref::summation_depth_of(v))
+              << "V " << v << " N " << n << " G " << g;
+          ++checked;
+        }
+      }
+  EXPECT_GT(checked, 18 * 8000);
+  EXPECT_GT(refused, 0);  // G = 8 on short rows
+  EXPECT_GT(lowered, 0);  // the automatic G on short rows
+  std::cout << "[ streamed plans ] " << checked << " within sigma(V), " << lowered << " with the automatic G lowered, "
+            << refused << " forced G refused\n";
+  // bf16 128256 on the automatic plan (N = 256, groups of 8192 columns, G = 4: tiles of 32768, 4
+  // per row): 3 + 4 chunks, 3 merges (3 x 3: the last tile's 3 whole groups and its rest), the
+  // warp stage (2 + 5), the CTA stage (2 + log2 of 8 warps) and the tiles' (2 + log2 of 4):
+  // 32 of sigma's 142.
+  a.dtype = FloatKind::bf16;
+  a.row_threads = 0;
+  a.stream_groups = 0;
+  a.vocab = 128256;  // (stream_rows 2)
+  EXPECT_EQ(streamed_depth(stream_plan(a), 128256, 2), 3 + 4 + 3 * 3 + (2 + 5) + (2 + 3) + (2 + 2));
+}
+
+// When a launch takes the streamed plan (stream_plan.hpp) and its tiles.
+TEST(StreamPlan, TakesTheDeferredLaunches) {
+  LogitArgs a;  // forward-only KL on the plain path at T = 1: deferred
+  a.kind = LogitKind::kl;
+  a.batch = 8;
+  a.seq = 1024;
+  a.vocab = 128256;
+  for (FloatKind dt : {FloatKind::bf16, FloatKind::f16, FloatKind::f32}) {
+    a.dtype = dt;
+    a.stream_rows = 0;  // automatic: float rows only (step 55)
+    EXPECT_EQ(stream_plan(a).streamed, dt == FloatKind::f32);
+    a.stream_rows = 2;
+    const LogitPlan p = stream_plan(a);
+    ASSERT_TRUE(p.streamed);
+    EXPECT_EQ(p.slice, 4 * 8192);  // G = 4 groups of 256 x 4 x 8 (16-bit), 512 x 2 x 8 (float)
+    EXPECT_EQ(p.threads, dt == FloatKind::f32 ? 512 : 256);
+    EXPECT_EQ(p.ctas, 4);          // ceil(128256 / 32768)
+    EXPECT_FALSE(p.staged);
+    EXPECT_FALSE(p.persistent);
+  }
+  EXPECT_EQ(stream_stride(16), 16u);
+  EXPECT_EQ(stream_stride(17), 32u);
+  EXPECT_EQ(stream_stride(1), 1u);
+  a.dtype = FloatKind::bf16;
+  a.vocab = 256000;
+  EXPECT_EQ(stream_plan(a).ctas, 8);
+  a.stream_groups = 1;
+  EXPECT_EQ(stream_plan(a).ctas, 32);  // 31.25 groups -> 32 tiles of one group, the most
+  a.vocab = 32 * 8192 + 1;             // one column more: G rises to 2
+  EXPECT_EQ(stream_plan(a).ctas, 17);
+  EXPECT_EQ(stream_plan(a).slice, 2 * 8192);
+  a.stream_groups = 0;
+  a.row_threads = 128;  // forced threads: groups of 128 x 4 x 8 columns
+  a.vocab = 3001;
+  EXPECT_EQ(stream_plan(a).ctas, 1);
+  EXPECT_EQ(stream_plan(a).slice, 4 * 4096);
+  a.row_threads = 0;
+  // Not where anything of the cluster kernel's plan is forced, or the launch is not deferred
+  // (float rows, which take it automatically).
+  a.dtype = FloatKind::f32;
+  a.stream_rows = 0;
+  ASSERT_TRUE(stream_plan(a).streamed);
+  LogitArgs b = a;
+  b.cluster_ctas = 4;
+  EXPECT_FALSE(stream_plan(b).streamed);
+  b.stream_rows = 2;
+  try {
+    (void)stream_plan(b);
+    ADD_FAILURE() << "stream_rows 2 accepted with a forced cluster size";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "stream_rows");
+  }
+  b = a;
+  b.row_grid = 1;
+  EXPECT_FALSE(stream_plan(b).streamed);
+  b.stream_rows = 2;  // forced: the row grid does not apply to it
+  EXPECT_TRUE(stream_plan(b).streamed);
+  b = a;
+  b.allow_staging = false;
+  EXPECT_FALSE(stream_plan(b).streamed);
+  b = a;
+  b.stream_rows = 1;
+  EXPECT_FALSE(stream_plan(b).streamed);
+  static char buffer;
+  for (int k = 0; k < 4; ++k) {
+    b = a;
+    if (k == 0) b.grad_p = &buffer;          // gradients
+    if (k == 1) b.kind = LogitKind::jefferys;
+    if (k == 2) b.temperature = 3.0;         // not a power of two
+    if (k == 3) b.prob_path = true;
+    EXPECT_FALSE(defers_row_loss(b)) << k;
+    EXPECT_FALSE(stream_plan(b).streamed) << k;
+    b.stream_rows = 2;
+    EXPECT_THROW((void)stream_plan(b), InvalidArgument) << k;
+  }
+  b = a;
+  b.temperature = 0.5;  // KL at T = 2^k: deferred, streamed
+  EXPECT_TRUE(stream_plan(b).streamed);
+  b.kind = LogitKind::cross_entropy;  // cross-entropy has no T = 2^k kernels: not deferred
+  EXPECT_FALSE(stream_plan(b).streamed);
 }
 
 // The kernel instantiation of a launch (row_variant, row_paths): forward only, KL and
