@@ -283,6 +283,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["staged"] = plan.staged ? 1 : 0;
   state.counters["persistent"] = plan.persistent ? 1 : 0;
   state.counters["streamed"] = plan.streamed ? 1 : 0;
+  state.counters["registers"] = plan.registers;  // (streamed only)
   if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 

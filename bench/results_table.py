@@ -56,7 +56,8 @@ def plan_of(m):
         return "one CTA per row"
     threads = f" x {m['threads']:.0f}" if m.get("threads") else ""
     if m.get("streamed"):
-        return f"{m['ctas']:.0f} tiles{threads}, streamed"
+        regs = f", {m['registers']:.0f} regs" if m.get("registers") else ""
+        return f"{m['ctas']:.0f} tiles{threads}, streamed{regs}"
     return f"{m['ctas']:.0f}{threads}, " + ("staged" if m.get("staged") else "not staged")
 
 if __name__ == "__main__":

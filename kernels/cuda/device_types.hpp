@@ -56,7 +56,7 @@ struct LogitArgs {
   // where it cannot).
   int stream_rows = 0;
   int stream_groups = 0;                        // groups per tile of the streamed kernel: 0 automatic, else 1..64
-  int stream_registers = 0;                     // the streamed kernel's register cap: 0 automatic (64), 64 or 80
+  int stream_registers = 0;                     // the streamed kernel's register cap: 0 automatic (stream_plan.hpp), 64 or 80
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;
@@ -87,6 +87,7 @@ struct LogitPlan {
   // The streamed kernel (stream_plan.hpp): ctas = tiles per row, slice = columns per tile, no
   // cluster, no staging.
   bool streamed = false;
+  int registers = 0;                  // streamed: the kernel's register cap (64 or 80)
 };
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };

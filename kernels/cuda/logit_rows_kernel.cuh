@@ -49,7 +49,9 @@
 // (cluster_exchange.cuh: pushes and an mbarrier per exchange, no cluster barrier per row; 1.3 KB).
 // Forward-only KL and cross-entropy at T = 1, and KL at T = 2^k (defers_row_loss), run an instantiation of their own
 // (kDeferred): the one exchange ends with each CTA's message in memory and no CTA waits for its
-// cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch.
+// cluster; combine_one_pass_rows (one warp per row) finishes the rows after the launch. (Since
+// step 55 the automatic plan runs those launches on the streamed kernel, stream_rows_kernel.cuh;
+// this instantiation serves a forced cluster size, row grid or unstaged plan, and stream_rows 1.)
 // Every other forward-only launch runs the policy LossOnly<Policy> (row_policies.cuh): no pass 4,
 // and pass 3 sums only the loss's terms (Jefferys 1 of 5 sums, Hellinger 1 of 3, TV 1 of 7).
 // With gradients, a kernel carries only the path set of its launch (kPaths: device_types.hpp

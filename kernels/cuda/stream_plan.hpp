@@ -54,10 +54,18 @@ constexpr std::int64_t stream_depth(std::int64_t vocab, int threads, std::int64_
          stage((holding + 31) / 32) + stage(tiles);
 }
 
+// The register cap of the streamed kernel (LogitArgs::stream_registers; 0: automatic): 64 for
+// float rows (two 512-thread CTAs per SM, no spills), 80 for 16-bit rows (three 256-thread CTAs
+// per SM; at 64 their group loop spilled ~33 words per group and ran 0.86-1.00x of the deferred
+// cluster kernel, at 80 1.11-1.19x: bench/RESULTS.md step 55).
+inline int stream_registers_of(const LogitArgs& a) {
+  if (a.stream_registers != 0) return a.stream_registers;
+  return a.dtype == FloatKind::f32 ? 64 : 80;
+}
+
 // The streamed plan of a launch, or a plan with streamed = false where the launch does not take
 // it. It takes it where it is deferred (defers_row_loss) and its cluster size is not forced;
-// automatically (stream_rows 0) only for float logits (16-bit rows keep the deferred cluster
-// kernel: step 55) and only where nothing else of the cluster kernel's plan is forced
+// automatically (stream_rows 0) only where nothing else of the cluster kernel's plan is forced
 // either (row_grid 0, allow_staging true: a forced row grid or the unstaged fallback ask for the
 // cluster kernel, as the tests that compare its plans do). LogitArgs::stream_rows 1: never; 2:
 // always, an InvalidArgument naming stream_rows where it cannot. The tile: G groups of N x R x 8
@@ -68,9 +76,6 @@ constexpr std::int64_t stream_depth(std::int64_t vocab, int threads, std::int64_
 inline LogitPlan stream_plan(const LogitArgs& a) {
   LogitPlan p;
   if (a.stream_rows == 1 || (a.stream_rows == 0 && (a.row_grid != 0 || !a.allow_staging))) return p;
-  // Automatic only for float rows: measured against the deferred cluster kernel in one call
-  // (bench/RESULTS.md step 55), float gained 1.15-1.56x and 16-bit lost (0.88-1.01x).
-  if (a.stream_rows == 0 && a.dtype != FloatKind::f32) return p;
   if (!defers_row_loss(a) || a.cluster_ctas != 0) {
     if (a.stream_rows == 2)
       throw InvalidArgument("stream_rows", "2",
@@ -93,6 +98,7 @@ inline LogitPlan stream_plan(const LogitArgs& a) {
     --g;
   }
   p.streamed = true;
+  p.registers = stream_registers_of(a);
   p.ctas = static_cast<int>((groups + g - 1) / g);
   p.threads = threads;
   p.slice = group * g;

@@ -4,15 +4,16 @@
 // caps 64 and 80.
 #include "kernels/cuda/logit_row_kernels.hpp"
 #include "kernels/cuda/row_kernel_choice.cuh"
+#include "kernels/cuda/stream_plan.hpp"
 #include "kernels/cuda/stream_rows_kernel.cuh"
 
 namespace divcheck::cuda {
 
 namespace {
 
-// At most kRegisters registers per thread: 64 (the automatic cap) gives two 512-thread CTAs
-// (float) or four 256-thread CTAs (16-bit) per SM, each thread holding 32 registers of row data;
-// 80 (LogitArgs::stream_registers, an A/B knob: bench/RESULTS.md step 55) three 256-thread CTAs.
+// At most kRegisters registers per thread (stream_plan.hpp stream_registers_of): 64 gives two
+// 512-thread CTAs (float) per SM, each thread holding 32 registers of row data; 80 three
+// 256-thread CTAs (16-bit; at 64 their group loop spilled).
 template <class Elem, class Policy, TempForm kT, int kRegisters>
 __global__ void __maxnreg__(kRegisters) stream_rows_kernel(const RowKernelParams prm, unsigned tiles, unsigned stride) {
   __shared__ __align__(16) float rec[kRowThreadsMax / 32][kRecordFloats];
@@ -31,7 +32,7 @@ struct StreamKernelOf {
 
 template <class Elem>
 StreamKernel stream_kernel_of(const LogitArgs& a) {
-  if (a.stream_registers == 80) return visit_combine_kernel(a, StreamKernelOf<Elem, 80>{});
+  if (stream_registers_of(a) == 80) return visit_combine_kernel(a, StreamKernelOf<Elem, 80>{});
   return visit_combine_kernel(a, StreamKernelOf<Elem, 64>{});
 }
 

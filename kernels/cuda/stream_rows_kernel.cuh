@@ -22,8 +22,10 @@
 // 28% of its time fixed per CTA and row (the wait for the whole slice before the scan, the
 // end-of-row barrier, thread 0's next-row search), which three 64 KB CTAs per SM could not hide
 // (the f32 4096x256000 plan holds one 128 KB CTA per SM: 0.68 of the copy); here a CTA waits only
-// for its own group's loads, and the SM holds four (16-bit) or two (float) at different phases.
-// Measured (H200, step 55): see bench/RESULTS.md.
+// for its own group's loads, and the SM holds three (16-bit, 80 registers) or two (float, 64)
+// at different phases.
+// Measured (H200, step 55, forward of the benchmark shapes): f32 1.00-1.05 of the copy (64 registers),
+// bf16 0.88-0.97 (80 registers; at 64 the group loop spilled and ran 0.71-0.83): bench/RESULTS.md.
 // Summation depth of a row statistic: 3 (chunk) + R (the group's chunks in order) + 3 (G - 1)
 // (each merge: a rescale of two levels and an addition) + the warp stage (2 + 5), the CTA stage
 // (2 + log2 of N/32 warps) and the combine's tree over the tiles (2 + log2 of the tiles): within

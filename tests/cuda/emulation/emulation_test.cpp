@@ -188,7 +188,6 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
           const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
         const Case f = forward_only(c);
         CudaOptions o;
-        o.stream_rows = 2;  // (16-bit rows take it only when asked: stream_plan.hpp)
         o.row_threads = 128;
         o.stream_groups = 1 + (streamed / 2) % 2;  // (V = 10000 takes both in turn)
         const cuda::LogitPlan plan = cuda::stream_plan(cuda::logit_args_of(f, o));

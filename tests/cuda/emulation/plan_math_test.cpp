@@ -136,7 +136,6 @@ int streamed_depth(const LogitPlan& p, std::int64_t vocab, std::size_t elem) {
 TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
   int checked = 0, refused = 0, lowered = 0;
   LogitArgs a;  // forward-only KL, plain, T = 1: deferred
-  a.stream_rows = 2;  // (16-bit rows take it only when asked)
   for (FloatKind dt : {FloatKind::bf16, FloatKind::f32})
     for (int n : {128, 256, 512})
       for (int g : {0, 1, 8}) {
@@ -202,11 +201,9 @@ TEST(StreamPlan, TakesTheDeferredLaunches) {
   a.vocab = 128256;
   for (FloatKind dt : {FloatKind::bf16, FloatKind::f16, FloatKind::f32}) {
     a.dtype = dt;
-    a.stream_rows = 0;  // automatic: float rows only (step 55)
-    EXPECT_EQ(stream_plan(a).streamed, dt == FloatKind::f32);
-    a.stream_rows = 2;
-    const LogitPlan p = stream_plan(a);
+    const LogitPlan p = stream_plan(a);  // automatic
     ASSERT_TRUE(p.streamed);
+    EXPECT_EQ(p.registers, dt == FloatKind::f32 ? 64 : 80);
     EXPECT_EQ(p.slice, 4 * 8192);  // G = 4 groups of 256 x 4 x 8 (16-bit), 512 x 2 x 8 (float)
     EXPECT_EQ(p.threads, dt == FloatKind::f32 ? 512 : 256);
     EXPECT_EQ(p.ctas, 4);          // ceil(128256 / 32768)
@@ -230,12 +227,12 @@ TEST(StreamPlan, TakesTheDeferredLaunches) {
   EXPECT_EQ(stream_plan(a).ctas, 1);
   EXPECT_EQ(stream_plan(a).slice, 4 * 4096);
   a.row_threads = 0;
-  // Not where anything of the cluster kernel's plan is forced, or the launch is not deferred
-  // (float rows, which take it automatically).
-  a.dtype = FloatKind::f32;
-  a.stream_rows = 0;
+  // Not where anything of the cluster kernel's plan is forced, or the launch is not deferred.
   ASSERT_TRUE(stream_plan(a).streamed);
   LogitArgs b = a;
+  b.stream_registers = 64;  // the knob
+  EXPECT_EQ(stream_plan(b).registers, 64);
+  b = a;
   b.cluster_ctas = 4;
   EXPECT_FALSE(stream_plan(b).streamed);
   b.stream_rows = 2;
