@@ -7,7 +7,8 @@
 //   [-> combine_one_pass_rows, forward-only KL and CE at T = 1, KL at T = 2^k: defers_row_loss]
 //   -> reduce_positions;
 // or, for those deferred launches on the automatic plan (stream_plan.hpp), the streamed kernel
-// (stream_rows_kernel.cuh: one CTA per tile of 8192 columns and row, no cluster, no staging)
+// (stream_rows_kernel.cuh: one CTA per tile of a row, four groups of 8192 columns by default, no
+// cluster, no staging)
 //   -> combine_one_pass_rows -> reduce_positions.
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both

@@ -8,6 +8,8 @@
 //   * clusters of 2 (every logit row), 4 and 16 CTAs (empty slices): within the verdict bound of
 //     the float128 reference, and staged bitwise equal to unstaged;
 //   * the prefetch of the persistent grid (forward only) bitwise equal to one cluster per row;
+//   * the streamed kernel of the deferred forward rows within the verdict bound, its tame rows
+//     counted as by the cluster kernel;
 //   * exact zeros on identical inputs, garbage at masked positions inert;
 //   * tvd_prob bitwise equal to the CPU backend for every reduction.
 // The emulator runs one OS thread per CUDA thread (barriers are futex waits), so the cases are
