@@ -92,8 +92,9 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_ROW_GRID=1|2         LogitArgs::row_grid (one cluster per row, persistent)
 //   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
 //   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
-//   DIVCHECK_BENCH_STREAM=1|2           LogitArgs::stream_rows (forward-only KL and cross-entropy:
-//                                       1 the deferred cluster kernel, 2 the streamed kernel)
+//   DIVCHECK_BENCH_STREAM=1|2           LogitArgs::stream_rows (KL, cross-entropy and ts-KL, forward
+//                                       only and with gradients: 1 the cluster kernel, 2 the
+//                                       streamed kernel)
 //   DIVCHECK_BENCH_STREAM_GROUPS=1|2|4|8     LogitArgs::stream_groups (groups per tile, streamed)
 //   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
@@ -179,8 +180,9 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.row_grid = forced_row_grid();
   a.row_threads = forced_row_threads();
   a.cluster_ctas = forced_cluster_ctas();
-  // Only the deferred launches have the streamed kernel; the knob leaves the others automatic.
-  if (cuda::defers_row_loss(a)) {
+  // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) have the
+  // streamed kernels; the knobs leave the others automatic.
+  if (cuda::one_pass_row_launch(a)) {
     a.stream_rows = forced_stream_rows();
     a.stream_groups = forced_stream_groups();
     a.stream_registers = forced_stream_registers();

@@ -4,7 +4,8 @@ Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per 
 registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
 of the device-to-device copy bandwidth measured in the same run, and each mode's plan: CTAs per
 row (a cluster) x threads per CTA and whether the row slices are staged in shared memory, or for
-the streamed kernel of forward-only KL and cross-entropy, tiles per row x threads per CTA).
+the streamed kernels of KL and cross-entropy (forward only, and with gradients), tiles per row
+x threads per CTA).
     usage: python3 bench/results_table.py OUT/bench.json
 """
 import json

@@ -51,12 +51,12 @@ struct LogitArgs {
   // completes (kernels/cuda/logit_rows_kernel.cuh).
   int row_grid = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
-  // The streamed kernel of forward-only KL and cross-entropy (stream_plan.hpp): 0 automatic
-  // (where the launch can take it), 1 never (the deferred cluster kernel), 2 always (an error
-  // where it cannot).
+  // The streamed kernels of KL and cross-entropy (stream_plan.hpp; forward only and with
+  // gradients): 0 automatic (where the launch can take them), 1 never (the cluster kernel), 2
+  // always (an error where it cannot).
   int stream_rows = 0;
-  int stream_groups = 0;                        // groups per tile of the streamed kernel: 0 automatic, else 1..64
-  int stream_registers = 0;                     // the streamed kernel's register cap: 0 automatic (stream_plan.hpp), 64 or 80
+  int stream_groups = 0;                        // groups per tile of the streamed kernels: 0 automatic, else 1..64
+  int stream_registers = 0;                     // the streamed kernels' register cap: 0 automatic (stream_plan.hpp), 64 or 80
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;
@@ -84,8 +84,8 @@ struct LogitPlan {
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
   bool persistent = false;            // LogitArgs::row_grid 2: resident clusters loop over the rows
-  // The streamed kernel (stream_plan.hpp): ctas = tiles per row, slice = columns per tile, no
-  // cluster, no staging.
+  // The streamed kernels (stream_plan.hpp): ctas = tiles per row, slice = columns per tile, no
+  // cluster, no staging; with gradients, resident_clusters = the CTAs of the grid.
   bool streamed = false;
   int registers = 0;                  // streamed: the kernel's register cap (64 or 80)
 };
@@ -159,11 +159,21 @@ inline RowPaths row_paths(const LogitArgs& a) {
 // instantiation (logit_rows_body's kDeferred: only the one-exchange path of the launch's
 // temperature, plain_unit_t or plain_pow2_t) and then combine_one_pass_rows. The messages:
 // LogitWorkspace::messages_of(row_loss), (B*T, C) records of 8 floats.
+inline bool one_pass_row_launch(const LogitArgs& a);
 inline bool defers_row_loss(const LogitArgs& a) {
-  const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
+  return forward_only && one_pass_row_launch(a);
+}
+
+// The one-exchange launches of the one-pass rows, with or without gradients: KL and
+// cross-entropy on the log-softmax path without a support mask, at T = 1, and KL at T = 2^k
+// (their row statistics are the one-pass sums and S, combined in ONE exchange). The streamed
+// kernels can take them (stream_plan.hpp): forward only stream_rows_kernel.cuh (automatic), with
+// gradients stream_grad_rows_kernel.cuh (only where stream_rows 2 forces it).
+inline bool one_pass_row_launch(const LogitArgs& a) {
+  const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
   const RowPaths paths = row_paths(a);
-  return one_pass && forward_only && (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t);
+  return one_pass && (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t);
 }
 
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp): a variant and

@@ -9,7 +9,13 @@
 // or, for those deferred launches on the automatic plan (stream_plan.hpp), the streamed kernel
 // (stream_rows_kernel.cuh: one CTA per tile of a row, four groups of 8192 columns by default, no
 // cluster, no staging)
-//   -> combine_one_pass_rows -> reduce_positions.
+//   -> combine_one_pass_rows -> reduce_positions;
+// or, for KL and cross-entropy with gradients on the same paths (one_pass_row_launch) where
+// stream_rows 2 forces it (slower than the cluster kernel: bench/RESULTS.md step 56), the
+// streamed kernel with gradients (stream_grad_rows_kernel.cuh: a cooperative grid of resident
+// CTAs over the tiles, each tile read from HBM for the row's statistics and again from L2 for its
+// gradients):
+//   count_valid -> weights -> memset(arrivals) -> stream_grad_rows_kernel -> reduce_positions.
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
@@ -270,6 +276,49 @@ void launch_streamed_rows(const LogitArgs& a, const LogitPlan& plan, const RowKe
   check_launch("combine_one_pass_rows");
 }
 
+// The CTAs the device holds at once of the streamed kernel with gradients: its cooperative grid
+// (stream_grad_rows_kernel.cuh: every CTA resident, so that a CTA's wait for a row's other tiles
+// ends). Cached per kernel and device.
+int resident_stream_ctas(StreamGradKernel fn, int threads) {
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::map<std::tuple<StreamGradKernel, int, int>, int> cache;
+  const auto key = std::make_tuple(fn, device, threads);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int per_sm = 0;
+  cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor(stream_grad_rows_kernel)");
+  const int ctas = per_sm * device_attribute(cudaDevAttrMultiProcessorCount, "MultiProcessorCount");
+  cache.emplace(key, ctas);
+  return ctas;
+}
+
+// The streamed kernel with gradients (stream_grad_rows_kernel.cuh): the rows' arrivals zeroed,
+// then a cooperative launch of min(items, resident CTAs) CTAs; the kernel writes each row's loss
+// (no combine step).
+void launch_streamed_grad_rows(const LogitArgs& a, const LogitPlan& plan, const RowKernelParams& prm,
+                               const LogitWorkspace& ws, cudaStream_t stream) {
+  const std::int64_t items = a.batch * a.seq * plan.ctas;
+  cuda_check(cudaMemsetAsync(ws.arrivals, 0, LogitWorkspace::arrival_bytes(a.batch, a.seq), stream),
+             "cudaMemsetAsync(stream arrivals)");
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(std::min<std::int64_t>(items, plan.resident_clusters)));
+  cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cuda_check(cudaLaunchKernelEx(&cfg, stream_grad_row_kernel(a), prm, static_cast<unsigned>(plan.ctas),
+                                stream_stride(plan.ctas), ws.arrivals),
+             "cudaLaunchKernelEx(stream_grad_rows_kernel, cooperative)");
+  check_launch("stream_grad_rows_kernel");
+}
+
 // The cluster kernel: one cluster per row (up to the grid limit; the kernel loops over the rest),
 // or, persistent, the clusters the device holds at once (bench/RESULTS.md, steps 4 and 12); then
 // the combine where the launch is deferred.
@@ -300,20 +349,37 @@ void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn
   }
 }
 
+// The streamed plan (stream_plan.hpp) with, for a launch with gradients, its grid: the CTAs the
+// device holds at once.
+// Where the device holds too few CTAs for the kernel's forward progress (stream_grad_grid_ok), the
+// launch takes the cluster kernel (an Unavailable error where stream_rows 2 forces the streamed one).
+LogitPlan device_stream_plan(const LogitArgs& a) {
+  LogitPlan p = stream_plan(a);
+  if (!p.streamed || (a.grad_p == nullptr && a.grad_q == nullptr)) return p;
+  p.resident_clusters = resident_stream_ctas(stream_grad_row_kernel(a), p.threads);
+  const std::int64_t items = a.batch * a.seq * p.ctas;
+  if (stream_grad_grid_ok(std::min<std::int64_t>(items, p.resident_clusters), p.ctas)) return p;
+  if (a.stream_rows == 2)
+    throw Unavailable("cuda backend: the streamed kernel with gradients needs more than (tiles - 1) / 2 = " +
+                      std::to_string((p.ctas - 1) / 2) + " resident CTAs; this device holds " +
+                      std::to_string(p.resident_clusters));
+  return LogitPlan{};
+}
+
 }  // namespace
 
 std::size_t logit_workspace_bytes(std::int64_t batch, std::int64_t seq) { return LogitWorkspace::bytes(batch, seq); }
 
 LogitPlan plan_logit_divergence(const LogitArgs& a) {
   validate(a, false);
-  const LogitPlan streamed = stream_plan(a);
+  const LogitPlan streamed = device_stream_plan(a);
   if (streamed.streamed) return streamed;
   return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
 }
 
 LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   validate(a, true);
-  const LogitPlan streamed = stream_plan(a);
+  const LogitPlan streamed = device_stream_plan(a);
   const RowKernel fn = streamed.streamed ? nullptr : select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
   const LogitPlan plan = streamed.streamed ? streamed : plan_for(a, fn);
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
@@ -326,7 +392,8 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   }
 
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
-  if (plan.streamed) launch_streamed_rows(a, plan, prm, stream);
+  if (plan.streamed && wants) launch_streamed_grad_rows(a, plan, prm, ws, stream);
+  else if (plan.streamed) launch_streamed_rows(a, plan, prm, stream);
   else launch_cluster_rows(a, plan, fn, prm, stream);
   launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss, stream);
   return plan;

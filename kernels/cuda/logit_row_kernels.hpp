@@ -22,4 +22,10 @@ RowKernel row_kernel_f16(LogitKind kind, RowVariant variant, RowPaths paths);
 using StreamKernel = void (*)(RowKernelParams, unsigned, unsigned);
 StreamKernel stream_row_kernel(const LogitArgs& a);
 
+// The streamed row kernel with gradients (stream_grad_rows_kernel.cuh, stream_grad_row_kernels.cu)
+// of a one-pass row's launch (one_pass_row_launch): (params, tiles per row, the messages' stride
+// per row, the rows' arrivals; a cooperative launch). InvalidArgument for any other launch.
+using StreamGradKernel = void (*)(RowKernelParams, unsigned, unsigned, unsigned*);
+StreamGradKernel stream_grad_row_kernel(const LogitArgs& a);
+
 }  // namespace divcheck::cuda

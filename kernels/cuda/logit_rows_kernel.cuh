@@ -373,6 +373,29 @@ __device__ __forceinline__ void pairwise_terms(int k0, int cnt, const ColumnAt& 
   }
 }
 
+// The gradients of chunk i of a slice (columns at or past cnt get exact +0; kWhole: all 8 are
+// there), rounded once into the logits' dtype: pass 4's work per chunk (write_gradients) and the
+// streamed kernel's with gradients (stream_grad_rows_kernel.cuh, chunks held in registers).
+// ssrc: the slice's support bytes (read only on the general path) or nullptr.
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kWhole>
+__device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const RawChunk<Elem>& cy,
+                                               const RawChunk<Elem>& cx, const uint8_t* ssrc, int i, int cnt,
+                                               const SideRow& py, const SideRow& qx, const float* st, float factor,
+                                               RawChunk<Elem>& oy, RawChunk<Elem>& ox) {
+#pragma unroll
+  for (int k = 0; k < kChunk; ++k) {
+    float a = 0.0f, b = 0.0f;
+    if (kWhole || k < cnt) {
+      const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+      const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                                 temperature_of<kT>(prm), prm.prob_path);
+      Policy::template grads<kTame>(c, st, prm.opt, factor, a, b);
+    }
+    raw_set<Elem>(oy, k, a);
+    raw_set<Elem>(ox, k, b);
+  }
+}
+
 // Pass 4: the gradients of the thread's chunks.
 template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame>
 __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
@@ -391,22 +414,10 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
     read_chunks<false>(y, x, i, cnt, cy, cx);
-    auto body = [&](auto whole) {
-#pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-        float a = 0.0f, b = 0.0f;
-        if (decltype(whole)::value || k < cnt) {
-          const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-          const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                                     temperature_of<kT>(prm), prm.prob_path);
-          Policy::template grads<kTame>(c, st, prm.opt, res.factor, a, b);
-        }
-        raw_set<Elem>(oy, k, a);
-        raw_set<Elem>(ox, k, b);
-      }
-    };
-    if (cnt == kChunk) body(std::true_type{});
-    else body(std::false_type{});
+    if (cnt == kChunk)
+      gradient_chunk<Elem, Policy, kT, kCols, kTame, true>(prm, cy, cx, ssrc, i, cnt, py, qx, st, res.factor, oy, ox);
+    else
+      gradient_chunk<Elem, Policy, kT, kCols, kTame, false>(prm, cy, cx, ssrc, i, cnt, py, qx, st, res.factor, oy, ox);
     if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
     if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
   }

@@ -96,15 +96,24 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
   refuse("kind", static_cast<int>(k), "not a logit row kernel");
 }
 
-// The step after a deferred launch's row kernel (defers_row_loss): combine_one_pass_rows_body
+// The policy and temperature form of a one-pass row's one-exchange launch (one_pass_row_launch:
+// the streamed kernels with gradients, stream_grad_row_kernels.cu), and the step after a deferred
+// launch's row kernel (defers_row_loss): combine_one_pass_rows_body
 // <Policy, kT> with the deferred kernel's policy and temperature form (KL or cross-entropy at
 // T = 1, KL at T = 2^k). visit is called as visit.template operator()<Policy, kT>().
 template <class Visit>
-decltype(auto) visit_combine_kernel(const LogitArgs& a, Visit&& visit) {
-  if (!defers_row_loss(a)) row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not deferred");
+decltype(auto) visit_one_pass_kernel(const LogitArgs& a, Visit&& visit) {
+  if (!one_pass_row_launch(a))
+    row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not a one-pass row's one exchange");
   if (row_paths(a) == RowPaths::plain_pow2_t) return visit.template operator()<KlPolicy, TempForm::power_of_two>();
   if (a.kind == LogitKind::kl) return visit.template operator()<KlPolicy, TempForm::unit>();
   return visit.template operator()<CrossEntropyPolicy, TempForm::unit>();
+}
+
+template <class Visit>
+decltype(auto) visit_combine_kernel(const LogitArgs& a, Visit&& visit) {
+  if (!defers_row_loss(a)) row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not deferred");
+  return visit_one_pass_kernel(a, static_cast<Visit&&>(visit));
 }
 
 }  // namespace divcheck::cuda

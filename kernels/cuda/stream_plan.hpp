@@ -1,6 +1,7 @@
-// The streamed plan of forward-only KL and cross-entropy (stream_rows_kernel.cuh): when a launch
-// takes it and its tiles. Plain C++17, shared by the launcher (logit_launch.cu) and the kernel
-// emulator (tests/cuda/emulation), so both choose alike.
+// The streamed plans of KL and cross-entropy, forward only (stream_rows_kernel.cuh) and with
+// gradients (stream_grad_rows_kernel.cuh): when a launch takes one and its tiles. Plain C++17,
+// shared by the launcher (logit_launch.cu) and the kernel emulator (tests/cuda/emulation), so both
+// choose alike.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,14 @@ constexpr int stream_threads(std::size_t elem_size) { return elem_size == 4 ? 51
 // chunks per tile, so the warp and CTA stages of the tile's message (about 40% of the
 // instructions with one group per tile: bench/RESULTS.md step 55) weigh a quarter as much.
 inline constexpr int kStreamGroups = 4;
+// Groups per tile with gradients (stream_grad_rows_kernel.cuh): phase B reads a tile again from
+// L2 one step after phase A read it from HBM; in that step every resident CTA reads one tile and
+// writes one tile of gradients (streaming stores: evicted first). 16-bit: G = 2, 396 CTAs (three
+// 256-thread CTAs per SM) x 64 KB = 25 MB read, as much written; float: G = 1, 264 CTAs (two
+// 512-thread CTAs per SM) x 64 KB = 17 MB read, as much written; against the 50 MB L2 (G = 2 in
+// float would read 34 MB). A smaller G repeats the per-tile stages (the CTA's message, phase B's
+// combine) more often per column (bench/RESULTS.md step 56).
+constexpr int stream_grad_groups(std::size_t elem_size) { return elem_size == 4 ? 1 : 2; }
 
 // The tolerance model's summation depth at V, sigma(V) = ceil(V / 1024) + 16 (docs/tolerances.md;
 // reference/real_engine.hpp summation_depth_of, which tests/cuda/emulation/plan_math_test.cpp
@@ -64,32 +73,39 @@ inline int stream_registers_of(const LogitArgs& a) {
 }
 
 // The streamed plan of a launch, or a plan with streamed = false where the launch does not take
-// it. It takes it where it is deferred (defers_row_loss) and its cluster size is not forced;
+// it. It takes it where the launch is a one-pass row's one exchange (one_pass_row_launch) and its
+// cluster size is not forced: forward only (deferred) automatically, with gradients only where
+// stream_rows 2 forces it (measured slower than the cluster kernel: bench/RESULTS.md step 56);
 // automatically (stream_rows 0) only where nothing else of the cluster kernel's plan is forced
 // either (row_grid 0, allow_staging true: a forced row grid or the unstaged fallback ask for the
 // cluster kernel, as the tests that compare its plans do). LogitArgs::stream_rows 1: never; 2:
 // always, an InvalidArgument naming stream_rows where it cannot. The tile: G groups of N x R x 8
-// columns, G = stream_groups (or kStreamGroups), raised where a row would need more than
-// kMaxStreamTiles tiles; the automatic G is lowered where the merges would take the depth of a
+// columns, G = stream_groups (or kStreamGroups, with gradients stream_grad_groups), raised where a
+// row would need more than kMaxStreamTiles tiles; the automatic G is lowered where the merges would take the depth of a
 // row sum past sigma(V) (short rows; a forced G there is an InvalidArgument naming
 // stream_groups). plan.ctas: tiles per row; plan.slice: columns per tile.
 inline LogitPlan stream_plan(const LogitArgs& a) {
   LogitPlan p;
   if (a.stream_rows == 1 || (a.stream_rows == 0 && (a.row_grid != 0 || !a.allow_staging))) return p;
-  if (!defers_row_loss(a) || a.cluster_ctas != 0) {
+  if (!one_pass_row_launch(a) || a.cluster_ctas != 0) {
     if (a.stream_rows == 2)
       throw InvalidArgument("stream_rows", "2",
-                            "the streamed kernel runs only forward-only KL and cross-entropy on the log-softmax "
-                            "path without a support mask at T = 1 (KL also at T = 2^k), without a forced "
+                            "the streamed kernels run only KL and cross-entropy on the log-softmax path "
+                            "without a support mask at T = 1 (KL also at T = 2^k), without a forced "
                             "cluster size");
     return p;
   }
+  const bool grads = a.grad_p != nullptr || a.grad_q != nullptr;
+  // With gradients only where forced: the streamed kernel with gradients ran 0.72-0.93x of the
+  // cluster kernel's speed (bench/RESULTS.md step 56), so the automatic plan keeps the cluster.
+  if (grads && a.stream_rows != 2) return p;
   const std::size_t elem = float_kind_size(a.dtype);
   const int threads = a.row_threads != 0 ? a.row_threads : stream_threads(elem);
   const std::int64_t group = static_cast<std::int64_t>(threads) * stream_chunks(elem) * kChunkColumns;
   const std::int64_t groups = (a.vocab + group - 1) / group;
   const std::int64_t fewest = (groups + kMaxStreamTiles - 1) / kMaxStreamTiles;  // for kMaxStreamTiles tiles
-  std::int64_t g = std::max<std::int64_t>(a.stream_groups != 0 ? a.stream_groups : kStreamGroups, fewest);
+  const int automatic = grads ? stream_grad_groups(elem) : kStreamGroups;
+  std::int64_t g = std::max<std::int64_t>(a.stream_groups != 0 ? a.stream_groups : automatic, fewest);
   while (g > fewest && g > 1 && stream_depth(a.vocab, threads, group, g) > stream_sigma(a.vocab)) {
     if (a.stream_groups != 0)
       throw InvalidArgument("stream_groups", std::to_string(a.stream_groups),
@@ -104,6 +120,11 @@ inline LogitPlan stream_plan(const LogitArgs& a) {
   p.slice = group * g;
   return p;
 }
+
+// Whether a grid of `grid` resident CTAs makes progress in the streamed kernel with gradients at
+// `tiles` tiles per row (stream_grad_rows_kernel.cuh, stream_grad_rows_body: every wait is on
+// earlier items when 2 grid > tiles - 1).
+constexpr bool stream_grad_grid_ok(std::int64_t grid, std::int64_t tiles) { return grid >= 1 && 2 * grid > tiles - 1; }
 
 // The messages' stride per row and the combine's tree width: the power of two >= tiles.
 inline unsigned stream_stride(int tiles) {

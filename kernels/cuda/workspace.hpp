@@ -20,8 +20,12 @@ struct LogitWorkspace {
   float* coef;               // (B) w g / T of sequence b, rounded once from double
   float* messages;           // (B*T, kMessageCtas, 8) the CTA messages of forward-only one-exchange
                              // launches (RowKernelParams::messages), combined after the row kernel
-  float* seq_loss;           // (B) s_b of sequence_mean (launch_reduce_positions); last, so that the
-                             // row kernels' messages_of arithmetic is unchanged (SASS, step 39)
+  float* seq_loss;           // (B) s_b of sequence_mean (launch_reduce_positions); after the
+                             // messages, so that the row kernels' messages_of arithmetic is unchanged
+                             // (SASS, step 39)
+  // The streamed kernel with gradients (stream_grad_rows_kernel.cuh): the rows' arrival counts
+  // (zeroed before each launch: arrival_bytes).
+  unsigned* arrivals;          // (B*T)
   // Messages per row: a cluster's CTAs (plan_math.hpp kMaxClusterCtas, 16) or the streamed
   // kernel's tiles (stream_plan.hpp kMaxStreamTiles, 32).
   static constexpr std::size_t kMessageCtas = 32;
@@ -30,7 +34,10 @@ struct LogitWorkspace {
     const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
     return align_up(bt * sizeof(float)) + align_up(b * sizeof(long long)) + align_up(sizeof(long long)) +
            align_up(b * sizeof(float)) + align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)) +
-           align_up(b * sizeof(float));
+           align_up(b * sizeof(float)) + arrival_bytes(batch, seq);
+  }
+  static std::size_t arrival_bytes(std::int64_t batch, std::int64_t seq) {
+    return align_up(static_cast<std::size_t>(batch * seq) * sizeof(unsigned));
   }
   static LogitWorkspace carve(void* base, std::int64_t batch, std::int64_t seq) {
     auto* p = static_cast<unsigned char*>(base);
@@ -46,6 +53,7 @@ struct LogitWorkspace {
     w.messages = messages_of(w.row_loss, batch, seq);
     w.seq_loss = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(w.messages) +
                                           align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)));
+    w.arrivals = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(w.seq_loss) + align_up(b * sizeof(float)));
     return w;
   }
   // The messages of the workspace whose row_loss this is: the row kernel finds them from its

@@ -4,6 +4,7 @@
 // same plan forced; the persistent grid, with its prefetch, and one cluster per row); the
 // automatic plan at the two benchmark shapes keeps rows on chip.
 #include <cmath>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -186,7 +187,7 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
           std::int64_t tame_f = -1, tame_c = -1;
           CudaOptions of, oc;
           of.row_grid = oc.row_grid = grid;
-          of.stream_rows = 1;  // the deferred cluster kernel (the streamed one: StreamedRows...)
+          of.stream_rows = oc.stream_rows = 1;  // the cluster kernels (the streamed ones: StreamedRows...)
           of.tame_rows_out = &tame_f;
           oc.tame_rows_out = &tame_c;
           const Outputs a = compute(*cuda::make_cuda_backend_with(of), f);
@@ -321,6 +322,152 @@ TEST_F(GpuPlans, StreamedRowsAreWithinTheBoundAndReproducible) {
         ++cases;
       }
   EXPECT_EQ(cases, 3 * 3 * 4);
+}
+
+// The streamed kernel with gradients (stream_grad_rows_kernel.cuh; forced, stream_rows 2: the
+// automatic plan keeps the cluster kernel, bench/RESULTS.md step 56) of KL, cross-entropy (T = 1)
+// and the temperature KL row (T = 2) with gradients: V = 4096 and 9001 with
+// 100 rows (one tile per row), 128256 and 256000 with 6 rows (8-32 tiles per row); bf16, f16,
+// f32. Within the bound (loss and both gradients); bitwise the same on a second run and with the
+// other register cap; the loss bitwise the forward-only streamed kernel's at the same G; NaN loss
+// and gradients where the CPU backend has them; the tame rows counted as by the cluster kernel
+// (stream_rows 1), which is within the bound too; identical sides (KL) give exact zeros. (Many
+// items per CTA: StreamedRowsWithGradientsDoNotDependOnTheSchedule.)
+TEST_F(GpuPlans, StreamedRowsWithGradientsAreWithinTheBoundAndReproducible) {
+  int cases = 0;
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::masked_cross_entropy,
+                          DivergenceId::temperature_scaled_masked_kl_divergence})
+    for (DType dt : {DType::bf16, DType::f16, DType::f32})
+      for (std::int64_t V : {4096, 9001, 128256, 256000}) {
+        Case c = varied_case(id, dt, 2, V <= 9001 ? 50 : 3, V, 197 + static_cast<std::uint64_t>(V));
+        make_plain(c);
+        divcheck::testing::want_all_grads(c, cases % 2 ? -0.5 : 1.5);
+        const bool temperature_row = id == DivergenceId::temperature_scaled_masked_kl_divergence;
+        if (temperature_row) c.params.temperature = 2.0;
+        const Case z = with_identical_sides(c);
+        if (!temperature_row)  // (the temperature row's token mean would be NaN)
+          const_cast<Tensor*>(cuda::logit_roles(c).p)->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());
+        std::cout << "[ case ] " << label(c) << " V=" << V << std::endl;
+        SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+        CudaOptions os, oc;
+        ASSERT_FALSE(cuda::plan_for_case(c, os).streamed);  // automatic: the cluster kernel
+        os.stream_rows = 2;
+        const cuda::LogitPlan plan = cuda::plan_for_case(c, os);
+        ASSERT_TRUE(plan.streamed);
+        EXPECT_EQ(plan.registers, dt == DType::f32 ? 64 : 80);
+        const std::int64_t slice = dt == DType::f32 ? 8192 : 16384;  // stream_grad_groups: 1 or 2 groups
+        EXPECT_EQ(plan.slice, slice);
+        EXPECT_EQ(plan.ctas, (V + slice - 1) / slice);
+        EXPECT_GT(plan.resident_clusters, 100);  // the grid: the CTAs the device holds
+        std::int64_t tame_s = -1, tame_c = -1;
+        os.tame_rows_out = &tame_s;
+        oc.tame_rows_out = &tame_c;
+        oc.stream_rows = 1;
+        const auto streamed = cuda::make_cuda_backend_with(os);
+        const Outputs a = compute(*streamed, c);
+        const Outputs b = compute(*cuda::make_cuda_backend_with(oc), c);
+        const Expected e = compute_reference(c);
+        EXPECT_TRUE(gpu_passes(a, c, e));
+        EXPECT_TRUE(gpu_passes(b, c, e));
+        EXPECT_TRUE(bitwise_same(a, compute(*streamed, c))) << "a second run differs";
+        CudaOptions other;  // the other register cap's kernels (a benchmark knob): the same results
+        other.stream_rows = 2;
+        other.stream_registers = plan.registers == 80 ? 64 : 80;
+        EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(other), c))) << "the register caps differ";
+        CudaOptions same_g;  // the forward-only streamed kernel at the same G: the same loss
+        same_g.stream_groups = static_cast<int>(slice / 8192);
+        Outputs a_loss;
+        a_loss.loss = a.loss;
+        EXPECT_TRUE(bitwise_same(a_loss, compute(*cuda::make_cuda_backend_with(same_g), forward_only(c))))
+            << "the loss differs from the forward-only streamed kernel's";
+        EXPECT_EQ(tame_s, tame_c);
+        EXPECT_GT(tame_s, 0);
+        const Outputs h = compute(cpu(), c);
+        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+        for (const auto& [name, g] : h.grads) {
+          const Tensor& ga = a.grads.at(name);
+          for (std::int64_t k = 0; k < g.numel(); ++k)
+            ASSERT_EQ(std::isnan(ga.get(k)), std::isnan(g.get(k))) << name << " element " << k;
+        }
+        if (id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
+          const Outputs az = compute(*streamed, z);
+          for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
+          for (const auto& [name, g] : az.grads)
+            for (std::int64_t k = 0; k < g.numel(); ++k) ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
+        }
+        ++cases;
+      }
+  EXPECT_EQ(cases, 3 * 3 * 4);
+}
+
+// Position t of every (B, T, ...) input takes position t mod `period`'s values (the logits, the
+// mask): a case whose rows repeat, so that a row's outputs must repeat too.
+void repeat_positions(Case& c, std::int64_t period) {
+  for (auto& [name, t] : c.inputs) {
+    if (t.rank() < 2) continue;
+    const std::int64_t batch = t.dim(0), seq = t.dim(1), inner = t.numel() / (batch * seq);
+    const std::size_t row_bytes = static_cast<std::size_t>(inner) * element_size(t.dtype());
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t s = period; s < seq; ++s)
+        std::memcpy(t.data() + ((b * seq + s) * row_bytes), t.data() + ((b * seq + s % period) * row_bytes), row_bytes);
+  }
+}
+
+// The streamed kernel with gradients over many items per CTA (phase B one step behind phase A,
+// CTAs at different phases): 1200 rows of V = 4096 (one tile each, ~3 items per resident CTA)
+// and 200 rows of V = 128256 (8 or 16 tiles each, 4-8 items per CTA), bf16 and f32, whose rows
+// repeat with period 3 within each sequence (a masked and a poisoned position among them). Every
+// row's gradients are bitwise those of the first row with its contents, wherever its tiles ran;
+// bitwise the same on a second run; the loss bitwise the forward-only streamed kernel's at the
+// same G.
+TEST_F(GpuPlans, StreamedRowsWithGradientsDoNotDependOnTheSchedule) {
+  int cases = 0;
+  for (DType dt : {DType::bf16, DType::f32})
+    for (std::int64_t V : {4096, 128256}) {
+      const std::int64_t seq = V == 4096 ? 600 : 100;
+      Case c = varied_case(DivergenceId::masked_kl_divergence, dt, 2, seq, V, 211 + static_cast<std::uint64_t>(V));
+      make_plain(c);
+      divcheck::testing::want_all_grads(c, 0.75);
+      const_cast<Tensor*>(cuda::logit_roles(c).p)->set(1 * V + 5, std::numeric_limits<double>::quiet_NaN());
+      Tensor* mask = const_cast<Tensor*>(cuda::logit_roles(c).mask);
+      if (mask) {
+        mask->set(1, 1.0);  // position (0, 1), poisoned, valid
+        mask->set(2, 0.0);  // position (0, 2) masked
+      }
+      repeat_positions(c, 3);
+      std::cout << "[ case ] " << label(c) << " V=" << V << std::endl;
+      SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+      CudaOptions o;
+      o.stream_rows = 2;
+      const cuda::LogitPlan plan = cuda::plan_for_case(c, o);
+      ASSERT_TRUE(plan.streamed);
+      ASSERT_GT(2 * seq * plan.ctas, 2 * plan.resident_clusters) << "at least two items per CTA";
+      const auto streamed = cuda::make_cuda_backend_with(o);
+      const Outputs a = compute(*streamed, c);
+      EXPECT_TRUE(bitwise_same(a, compute(*streamed, c))) << "a second run differs";
+      CudaOptions same_g;
+      same_g.stream_groups = static_cast<int>(plan.slice / 8192);
+      Outputs a_loss;
+      a_loss.loss = a.loss;
+      EXPECT_TRUE(bitwise_same(a_loss, compute(*cuda::make_cuda_backend_with(same_g), forward_only(c))));
+      int nan_rows = 0, zero_rows = 0;
+      for (const auto& [name, g] : a.grads) {
+        const std::size_t row_bytes = static_cast<std::size_t>(V) * element_size(g.dtype());
+        for (std::int64_t b = 0; b < 2; ++b)
+          for (std::int64_t s = 3; s < seq; ++s)
+            ASSERT_EQ(std::memcmp(g.data() + (b * seq + s) * row_bytes, g.data() + (b * seq + s % 3) * row_bytes,
+                                  row_bytes),
+                      0)
+                << name << " row (" << b << ", " << s << ") differs from row (" << b << ", " << s % 3 << ")";
+        nan_rows += std::isnan(g.get(1 * V)) ? 1 : 0;
+        zero_rows += g.get(2 * V) == 0.0 && g.get(2 * V + V - 1) == 0.0 ? 1 : 0;
+      }
+      EXPECT_EQ(nan_rows, 2);   // both gradients of the poisoned row
+      EXPECT_EQ(zero_rows, mask ? 2 : 0);  // and of the masked one
+      ++cases;
+    }
+  EXPECT_EQ(cases, 4);
 }
 
 TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {

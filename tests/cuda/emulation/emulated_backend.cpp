@@ -6,6 +6,7 @@
 #include "tests/cuda/emulation/emulated_backend.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "kernels/cuda/plan_math.hpp"
 #include "kernels/cuda/position_device.cuh"
 #include "kernels/cuda/row_kernel_choice.cuh"
+#include "kernels/cuda/stream_grad_rows_kernel.cuh"
 #include "kernels/cuda/stream_plan.hpp"
 #include "kernels/cuda/stream_rows_kernel.cuh"
 #include "kernels/cuda/tvd_prob_rows.cuh"
@@ -83,6 +85,30 @@ void emulate_streamed_rows(const LogitArgs& a, const RowKernelParams& prm, const
   emu::launch({grid, static_cast<unsigned>(plan.threads), 1}, [&] {
     auto* r = reinterpret_cast<float (*)[kRecordFloats]>(rec[blockIdx.x].data());
     visit_combine_kernel(a, [&]<class Policy, TempForm kT>() { stream_rows_body<Elem, Policy, kT>(prm, tiles, stride, r); });
+  });
+}
+
+// The streamed kernel with gradients (stream_grad_rows_kernel.cuh): three CTAs (fewer when there
+// are fewer items), run concurrently as the cooperative launch's (one emulated cluster: a CTA's
+// phase B waits for the other CTAs' phase A), each looping over its items; the arrivals zeroed
+// first, as the launcher's memset. The test's plans keep 2 x 3 CTAs > tiles - 1
+// (stream_grad_grid_ok), as the launcher requires.
+template <class Elem>
+void emulate_streamed_grad_rows(const LogitArgs& a, const RowKernelParams& prm, const LogitPlan& plan,
+                                const LogitWorkspace& ws) {
+  const auto tiles = static_cast<unsigned>(plan.ctas);
+  const unsigned stride = stream_stride(plan.ctas);
+  std::memset(ws.arrivals, 0, LogitWorkspace::arrival_bytes(a.batch, a.seq));
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(3, prm.rows * plan.ctas));
+  if (!stream_grad_grid_ok(grid, plan.ctas))
+    throw Unavailable("emulated cuda backend: " + std::to_string(plan.ctas) + " tiles per row need more than 3 CTAs");
+  std::vector<std::vector<float>> rec(grid, std::vector<float>(kRowThreadsMax / 32 * kRecordFloats));
+  std::vector<StreamGradShared> sh(grid);
+  emu::launch({grid, static_cast<unsigned>(plan.threads), grid}, [&] {
+    auto* r = reinterpret_cast<float (*)[kRecordFloats]>(rec[blockIdx.x].data());
+    visit_one_pass_kernel(a, [&]<class Policy, TempForm kT>() {
+      stream_grad_rows_body<Elem, Policy, kT>(prm, tiles, stride, ws.arrivals, r, sh[blockIdx.x]);
+    });
   });
 }
 
@@ -183,7 +209,13 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   unsigned long long counters[kDiagnosticsCounters] = {};  // LogitArgs::counters
   if (options_.tame_rows_out || options_.prefetched_rows_out) a.counters = counters;
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
-  if (plan.streamed) {
+  if (plan.streamed && wants) {
+    switch (a.dtype) {
+      case FloatKind::f32: emulate_streamed_grad_rows<float>(a, prm, plan, ws); break;
+      case FloatKind::bf16: emulate_streamed_grad_rows<__nv_bfloat16>(a, prm, plan, ws); break;
+      case FloatKind::f16: emulate_streamed_grad_rows<__half>(a, prm, plan, ws); break;
+    }
+  } else if (plan.streamed) {
     switch (a.dtype) {
       case FloatKind::f32: emulate_streamed_rows<float>(a, prm, plan); break;
       case FloatKind::bf16: emulate_streamed_rows<__nv_bfloat16>(a, prm, plan); break;

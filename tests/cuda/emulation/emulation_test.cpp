@@ -9,7 +9,9 @@
 //     the float128 reference, and staged bitwise equal to unstaged;
 //   * the prefetch of the persistent grid (forward only) bitwise equal to one cluster per row;
 //   * the streamed kernel of the deferred forward rows within the verdict bound, its tame rows
-//     counted as by the cluster kernel;
+//     counted as by the cluster kernel; the streamed kernel with gradients within the bound,
+//     reproducible under another interleaving of its CTAs, its loss the forward-only streamed
+//     kernel's bits;
 //   * exact zeros on identical inputs, garbage at masked positions inert;
 //   * tvd_prob bitwise equal to the CPU backend for every reduction.
 // The emulator runs one OS thread per CUDA thread (barriers are futex waits), so the cases are
@@ -230,6 +232,102 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
   EXPECT_GT(fast_groups, 0);
   EXPECT_GT(merged_tiles, 0);
   EXPECT_GT(slow_parts, 0);
+}
+
+// The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2;
+// 128-thread CTAs, so that the emulated rows have several tiles; G = 1 and 2 in turn). Its three emulated CTAs run
+// concurrently, each over its items, interleaved as the OS threads run: KL and cross-entropy at T = 1 with a poisoned row, the temperature KL row at T = 2 and
+// 0.5 (the varied case's masks: fully masked sequences among them); bf16, f32 (and f16 at T = 1);
+// V = 10000 (aligned rows: whole groups in registers in both phases, the last columns by the
+// unstaged passes) and 9001 (unaligned 16-bit rows: every tile by the unstaged passes). Within
+// the bound (loss and both gradients), as the cluster kernel (stream_rows 1) is; NaN loss and
+// gradients exactly where the CPU backend has them; tame rows counted as by the cluster kernel;
+// bitwise the same on a second run (another interleaving); the loss bitwise the forward-only
+// streamed kernel's at the same G (the same messages, the same combine); identical sides give a
+// loss of exactly 0 and gradients of exactly 0 (KL).
+TEST(KernelEmulation, StreamedRowsWithGradientsAreWithinTheBound) {
+  struct Run {
+    DivergenceId id;
+    double t;
+  };
+  const Run runs[] = {{DivergenceId::masked_kl_divergence, 1.0},
+                      {DivergenceId::masked_cross_entropy, 1.0},
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 2.0},
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5}};
+  int streamed = 0, slow_parts = 0, fast_groups = 0, nan_rows = 0;
+  std::uint64_t seed = 301;
+  for (const Run& run : runs)
+    for (DType dt : {DType::bf16, DType::f32, DType::f16})
+      for (std::int64_t V : {10000, 9001}) {
+        if (dt == DType::f16 && run.t != 1.0) continue;  // (few emulated cases)
+        Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
+        make_plain(c);
+        if (run.id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = run.t;
+        divcheck::testing::want_all_grads(c, streamed % 2 ? -1.25 : 0.75);
+        const Case z = with_identical_sides(c);  // (before the poison)
+        if (run.id != DivergenceId::temperature_scaled_masked_kl_divergence)  // row 2 poisoned
+          const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
+        CudaOptions o;
+        o.row_threads = 128;
+        o.stream_rows = 2;  // (with gradients only where forced: bench/RESULTS.md step 56)
+        o.stream_groups = 1 + (streamed / 2) % 2;  // (V = 10000 takes both in turn)
+        const cuda::LogitPlan plan = cuda::stream_plan(cuda::logit_args_of(c, o));
+        ASSERT_TRUE(plan.streamed);
+        const std::int64_t group = dt == DType::f32 ? 2048 : 4096;
+        ASSERT_EQ(plan.slice, group * o.stream_groups);
+        ASSERT_EQ(plan.ctas, (V + plan.slice - 1) / plan.slice);
+        const bool aligned = V % 8 == 0;
+        fast_groups += aligned ? static_cast<int>(V / group) : 0;
+        slow_parts += aligned ? (V % group != 0) : plan.ctas;
+        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V) + " G=" +
+                     std::to_string(o.stream_groups));
+        std::int64_t tame_s = -1, tame_c = -1;
+        CudaOptions cluster = o;
+        cluster.stream_rows = 1;
+        o.tame_rows_out = &tame_s;
+        cluster.tame_rows_out = &tame_c;
+        const Expected e = compute_reference(c);
+        const Outputs a = compute(*make_emulated_cuda_backend(o), c);
+        const Outputs b = compute(*make_emulated_cuda_backend(cluster), c);
+        EXPECT_TRUE(gpu_passes(a, c, e));
+        EXPECT_TRUE(gpu_passes(b, c, e));
+        EXPECT_EQ(tame_s, tame_c);
+        EXPECT_GT(tame_s, 0);
+        EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(o), c))) << "a second run differs";
+        CudaOptions fo = o;  // the forward-only streamed kernel at the same G
+        fo.tame_rows_out = nullptr;
+        const Outputs f = compute(*make_emulated_cuda_backend(fo), forward_only(c));
+        for (std::int64_t k = 0; k < a.loss.numel(); ++k)
+          EXPECT_EQ(std::bit_cast<std::uint32_t>(static_cast<float>(a.loss.get(k))),
+                    std::bit_cast<std::uint32_t>(static_cast<float>(f.loss.get(k))))
+              << "loss element " << k << " differs from the forward-only streamed kernel's";
+        const Outputs h = compute(cpu_backend(), c);
+        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+        for (const auto& [name, g] : h.grads) {
+          const Tensor& ga = a.grads.at(name);
+          std::int64_t nans = 0;
+          for (std::int64_t k = 0; k < g.numel(); ++k) {
+            EXPECT_EQ(std::isnan(ga.get(k)), std::isnan(g.get(k))) << name << " element " << k;
+            nans += std::isnan(ga.get(k)) ? 1 : 0;
+          }
+          nan_rows += static_cast<int>(nans / V);
+        }
+        if (run.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
+          const Outputs az = compute(*make_emulated_cuda_backend(o), z);
+          for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
+          for (const auto& [name, g] : az.grads)
+            for (std::int64_t k = 0; k < g.numel(); ++k) ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
+        }
+        ++streamed;
+      }
+  EXPECT_EQ(streamed, 2 * 3 * 2 + 2 * 2 * 2);
+  std::cout << "[ streamed with gradients ] " << streamed << " cases, per row: " << fast_groups
+            << " whole groups in registers, " << slow_parts << " parts by the unstaged passes; " << nan_rows
+            << " poisoned gradient rows\n";
+  EXPECT_GT(fast_groups, 0);
+  EXPECT_GT(slow_parts, 0);
+  EXPECT_GT(nan_rows, 0);
 }
 
 // Forward-only launches that are not deferred run the loss-only kernel (device_types.hpp

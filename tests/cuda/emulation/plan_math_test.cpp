@@ -129,54 +129,62 @@ int streamed_depth(const LogitPlan& p, std::int64_t vocab, std::size_t elem) {
   return d + stage(std::min<std::int64_t>(holding_threads, 32)) + stage(holding_warps) + stage(p.ctas);
 }
 
-// Every streamed plan (N = 128, 256, 512; 16-bit and float; G automatic, 1 and 8) keeps its depth
-// within sigma(V), for V up to 600000 and at the largest V (2^31 - 1, where G grows so that a row
+// Every streamed plan (forward only and with gradients; N = 128, 256, 512; 16-bit and float; G
+// automatic, 1 and 8) keeps its depth within sigma(V), for V up to 600000 and at the largest V (2^31 - 1, where G grows so that a row
 // has at most kMaxStreamTiles tiles); a forced G whose merges would pass sigma(V) (short rows) is
 // refused, naming stream_groups, exactly where this depth says so.
 TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
   int checked = 0, refused = 0, lowered = 0;
-  LogitArgs a;  // forward-only KL, plain, T = 1: deferred
-  for (FloatKind dt : {FloatKind::bf16, FloatKind::f32})
-    for (int n : {128, 256, 512})
-      for (int g : {0, 1, 8}) {
-        a.dtype = dt;
-        a.row_threads = n;
-        a.stream_groups = g;
-        std::vector<std::int64_t> vocabs;
-        for (std::int64_t v = 1; v <= 20000; v += 7) vocabs.push_back(v);
-        for (std::int64_t v = 20000; v <= 600000; v += 97) vocabs.push_back(v);
-        vocabs.push_back(std::int64_t{2147483647});
-        for (std::int64_t v : vocabs) {
-          a.vocab = v;
-          const std::int64_t group = std::int64_t{n} * stream_chunks(float_kind_size(dt)) * kChunkColumns;
-          LogitPlan forced;  // the plan of the requested G (above the fewest groups per tile)
-          forced.threads = n;
-          forced.slice = group * std::max<std::int64_t>(g != 0 ? g : kStreamGroups,
-                                                         (v + group * kMaxStreamTiles - 1) / (group * kMaxStreamTiles));
-          forced.ctas = static_cast<int>((v + forced.slice - 1) / forced.slice);
-          const bool too_deep = streamed_depth(forced, v, float_kind_size(dt)) > ref::summation_depth_of(v);
-          if (g != 0 && too_deep) {
-            try {
-              (void)stream_plan(a);
-              ADD_FAILURE() << "G " << g << " accepted at V " << v;
-            } catch (const InvalidArgument& e) {
-              EXPECT_EQ(e.argument(), "stream_groups");
+  LogitArgs a;  // KL, plain, T = 1: forward only (deferred), or with gradients
+  static char buffer;
+  for (bool grads : {false, true}) {
+    for (FloatKind dt : {FloatKind::bf16, FloatKind::f32})
+      for (int n : {128, 256, 512})
+        for (int g : {0, 1, 8}) {
+          a.grad_p = grads ? &buffer : nullptr;
+          a.stream_rows = grads ? 2 : 0;  // (with gradients only where forced)
+          const int automatic = grads ? stream_grad_groups(float_kind_size(dt)) : kStreamGroups;
+          a.dtype = dt;
+          a.row_threads = n;
+          a.stream_groups = g;
+          std::vector<std::int64_t> vocabs;
+          for (std::int64_t v = 1; v <= 20000; v += 7) vocabs.push_back(v);
+          for (std::int64_t v = 20000; v <= 600000; v += 97) vocabs.push_back(v);
+          vocabs.push_back(std::int64_t{2147483647});
+          for (std::int64_t v : vocabs) {
+            a.vocab = v;
+            const std::int64_t group = std::int64_t{n} * stream_chunks(float_kind_size(dt)) * kChunkColumns;
+            LogitPlan forced;  // the plan of the requested G (above the fewest groups per tile)
+            forced.threads = n;
+            forced.slice = group * std::max<std::int64_t>(g != 0 ? g : automatic,
+                                                           (v + group * kMaxStreamTiles - 1) / (group * kMaxStreamTiles));
+            forced.ctas = static_cast<int>((v + forced.slice - 1) / forced.slice);
+            const bool too_deep = streamed_depth(forced, v, float_kind_size(dt)) > ref::summation_depth_of(v);
+            if (g != 0 && too_deep) {
+              try {
+                (void)stream_plan(a);
+                ADD_FAILURE() << "G " << g << " accepted at V " << v;
+              } catch (const InvalidArgument& e) {
+                EXPECT_EQ(e.argument(), "stream_groups");
+              }
+              ++refused;
+              continue;
             }
-            ++refused;
-            continue;
+            const LogitPlan p = stream_plan(a);
+            if (g == 0) lowered += p.slice < forced.slice;
+            if (g != 0 || !too_deep) {
+              ASSERT_EQ(p.slice, forced.slice) << "V " << v;
+            }
+            ASSERT_TRUE(p.streamed);
+            ASSERT_LE(p.ctas, kMaxStreamTiles) << "V " << v;
+            ASSERT_GE(p.slice * p.ctas, v);
+            ASSERT_LE(streamed_depth(p, v, float_kind_size(dt)), ref::summation_depth_of(v))
+                << "V " << v << " N " << n << " G " << g;
+            ++checked;
           }
-          const LogitPlan p = stream_plan(a);
-          if (g == 0) lowered += p.slice < forced.slice;
-          if (g != 0 || !too_deep) ASSERT_EQ(p.slice, forced.slice) << "V " << v;
-          ASSERT_TRUE(p.streamed);
-          ASSERT_LE(p.ctas, kMaxStreamTiles) << "V " << v;
-          ASSERT_GE(p.slice * p.ctas, v);
-          ASSERT_LE(streamed_depth(p, v, float_kind_size(dt)), ref::summation_depth_of(v))
-              << "V " << v << " N " << n << " G " << g;
-          ++checked;
         }
-      }
-  EXPECT_GT(checked, 18 * 8000);
+  }
+  EXPECT_GT(checked, 2 * 18 * 8000);
   EXPECT_GT(refused, 0);  // G = 8 on short rows
   EXPECT_GT(lowered, 0);  // the automatic G on short rows
   std::cout << "[ streamed plans ] " << checked << " within sigma(V), " << lowered << " with the automatic G lowered, "
@@ -186,6 +194,8 @@ TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
   // warp stage (2 + 5), the CTA stage (2 + log2 of 8 warps) and the tiles' (2 + log2 of 4):
   // 32 of sigma's 142.
   a.dtype = FloatKind::bf16;
+  a.grad_p = nullptr;
+  a.stream_rows = 0;
   a.row_threads = 0;
   a.stream_groups = 0;
   a.vocab = 128256;  // (stream_rows 2)
@@ -193,7 +203,7 @@ TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
 }
 
 // When a launch takes the streamed plan (stream_plan.hpp) and its tiles.
-TEST(StreamPlan, TakesTheDeferredLaunches) {
+TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
   LogitArgs a;  // forward-only KL on the plain path at T = 1: deferred
   a.kind = LogitKind::kl;
   a.batch = 8;
@@ -253,18 +263,44 @@ TEST(StreamPlan, TakesTheDeferredLaunches) {
   b = a;
   b.stream_rows = 1;
   EXPECT_FALSE(stream_plan(b).streamed);
-  static char buffer;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 3; ++k) {
     b = a;
-    if (k == 0) b.grad_p = &buffer;          // gradients
-    if (k == 1) b.kind = LogitKind::jefferys;
-    if (k == 2) b.temperature = 3.0;         // not a power of two
-    if (k == 3) b.prob_path = true;
+    if (k == 0) b.kind = LogitKind::jefferys;
+    if (k == 1) b.temperature = 3.0;         // not a power of two
+    if (k == 2) b.prob_path = true;
     EXPECT_FALSE(defers_row_loss(b)) << k;
     EXPECT_FALSE(stream_plan(b).streamed) << k;
     b.stream_rows = 2;
     EXPECT_THROW((void)stream_plan(b), InvalidArgument) << k;
   }
+  // With gradients: not deferred, and the automatic plan is the cluster kernel's (the streamed
+  // kernel with gradients was slower: bench/RESULTS.md step 56); forced (stream_rows 2), the
+  // streamed kernel with gradients (stream_grad_rows_kernel.cuh), with fewer groups per tile
+  // (stream_grad_groups: 2 for 16-bit, 1 for float).
+  static char buffer;
+  b = a;
+  b.vocab = 128256;
+  b.grad_q = &buffer;
+  EXPECT_FALSE(defers_row_loss(b));
+  EXPECT_TRUE(one_pass_row_launch(b));
+  EXPECT_FALSE(stream_plan(b).streamed);
+  b.stream_rows = 2;
+  for (FloatKind dt : {FloatKind::bf16, FloatKind::f16, FloatKind::f32}) {
+    b.dtype = dt;
+    const LogitPlan p = stream_plan(b);
+    ASSERT_TRUE(p.streamed);
+    EXPECT_EQ(p.slice, (dt == FloatKind::f32 ? 1 : 2) * 8192);
+    EXPECT_EQ(p.ctas, dt == FloatKind::f32 ? 16 : 8);  // ceil(128256 / 8192), ceil(128256 / 16384)
+    EXPECT_EQ(p.registers, dt == FloatKind::f32 ? 64 : 80);
+  }
+  b.vocab = 256000;
+  EXPECT_EQ(stream_plan(b).ctas, 32);  // float: 31.25 groups -> 32 tiles of one group
+  b.dtype = FloatKind::bf16;
+  EXPECT_EQ(stream_plan(b).ctas, 16);
+  b.kind = LogitKind::jefferys;  // not a one-pass row
+  EXPECT_THROW((void)stream_plan(b), InvalidArgument);
+  b.stream_rows = 0;
+  EXPECT_FALSE(stream_plan(b).streamed);
   b = a;
   b.temperature = 0.5;  // KL at T = 2^k: deferred, streamed
   EXPECT_TRUE(stream_plan(b).streamed);

@@ -95,3 +95,12 @@ template <class T>
 void __stcs(T* p, T v) {
   *p = v;
 }
+// An L2 load (ld.global.cg) of data other CTAs wrote during the launch: here an acquire load of
+// the words, so that the emulator's threads see one another's stores (stream_grad_rows_kernel.cuh).
+template <class T>
+T __ldcg(const T* p) {
+  T v;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
