@@ -56,7 +56,7 @@ struct LogitArgs {
   // always (an error where it cannot).
   int stream_rows = 0;
   int stream_groups = 0;                        // groups per tile of the streamed kernels: 0 automatic, else 1..64
-  int stream_registers = 0;                     // the streamed kernels' register cap: 0 automatic (stream_plan.hpp), 64 or 80
+  int stream_registers = 0;                     // their register cap: 0 automatic (stream_plan.hpp), 64 or 80
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;

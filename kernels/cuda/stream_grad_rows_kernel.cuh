@@ -13,12 +13,12 @@
 //     (an acquire; normally already so: the row's other tiles went to the next CTAs, one step
 //     ago), warp 0 combines the row's messages (one_exchange_combine: the order and the bits of
 //     combine_one_pass_rows), the CTA of tile 0 writes the row's loss, and the CTA reads its tile
-//     again, now from L2 (since phase A the grid read one tile per CTA: 17-25 MB, a third to a
-//     half of the 50 MB L2), and writes its gradients once (streaming stores).
-// So the wait for a row's statistics, which the cluster kernel pays per CTA-row (the exchange's
-// barrier and the wait for the row's slices: ~20% of its stall samples, bench/RESULTS.md "Reading
-// the misses"), is normally over before it is asked for, and phase B of one item overlaps the
-// loads of the next items of the SM's other CTAs.
+//     again, meant to come from L2 (since phase A the grid read one tile per CTA and wrote as
+//     many gradient bytes; measured: mostly it did not, see below), and writes its gradients once
+//     (streaming stores).
+// The design's bet: the wait for a row's statistics, which the cluster kernel pays per CTA-row
+// (the exchange's barrier and the wait for the row's slices: ~20% of its stall samples,
+// bench/RESULTS.md "Reading the misses"), would be over before it is asked for.
 //
 // Passes over HBM: each input read once from HBM (phase A) and once more, from L2 (phase B); each
 // gradient written once. On chip: half a group's chunks per thread in phase B, a group's in
@@ -32,9 +32,10 @@
 // has no message, no arrival and no phase B. A poisoned row (NaN or +inf logit, or a side without
 // a finite logit) gets a NaN loss and NaN gradients, as in one_exchange_row.
 // Measured (H200, bench/RESULTS.md step 56): 0.48-0.58 of the copy at the benchmark shapes, 0.72-0.93x
-// of the cluster kernel's speed (each CTA's step serialises the HBM latency of phase A's loads, the
-// message's release, phase B's acquire, warp 0's combine and the L2 latency of phase B's reads, with
-// two or three CTAs per SM to cover them), so a launch takes it only where stream_rows 2 forces it.
+// of the cluster kernel's speed, so a launch takes it only where stream_rows 2 forces it. ncu (bf16
+// KL): most phase-B reads missed L2 (DRAM traffic ~1.55x the minimum: a grid step moves 25-50 MB),
+// and phase B often waited for its row (~96 polls per item; 15% of the stall samples at the
+// barriers behind the wait).
 // This header is also compiled by the kernel emulator (tests/cuda/emulation), which runs the
 // whole grid's CTAs concurrently, as the cooperative launch does.
 #pragma once
@@ -67,14 +68,29 @@ __device__ __forceinline__ unsigned load_acquire(unsigned* count) {
 #endif
 }
 
+__device__ __forceinline__ unsigned load_relaxed(unsigned* count) {
+#if defined(__CUDA_ARCH__)
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(count) : "memory");
+  return v;
+#else
+  return __atomic_load_n(count, __ATOMIC_RELAXED);
+#endif
+}
+
+// Polls with relaxed loads, then one acquire load (an acquire load is a load and an L1
+// invalidation, CCTL.IVALL: polled, it ran 6.3 million times in one forward+backward launch and
+// invalidated the SM's L1 for its other CTAs each time, bench/RESULTS.md step 56). The count only
+// grows, so the acquire reads `tiles` from the release sequence of the row's arrivals.
 __device__ __forceinline__ void wait_arrivals(unsigned* count, unsigned tiles) {
-  while (load_acquire(count) < tiles) {
+  while (load_relaxed(count) < tiles) {
 #if defined(__CUDA_ARCH__)
     __nanosleep(64);
 #else
     std::this_thread::yield();
 #endif
   }
+  (void)load_acquire(count);
 }
 
 // Where an item's columns are: row, tile, its first column, its columns, their global offset.

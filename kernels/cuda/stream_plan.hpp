@@ -32,7 +32,9 @@ inline constexpr int kStreamGroups = 4;
 // 256-thread CTAs per SM) x 64 KB = 25 MB read, as much written; float: G = 1, 264 CTAs (two
 // 512-thread CTAs per SM) x 64 KB = 17 MB read, as much written; against the 50 MB L2 (G = 2 in
 // float would read 34 MB). A smaller G repeats the per-tile stages (the CTA's message, phase B's
-// combine) more often per column (bench/RESULTS.md step 56).
+// combine) more often per column. Measured (bench/RESULTS.md step 56): the second reads mostly
+// missed L2 at G = 2 in 16-bit anyway; G = 1 was 0.91-0.93x of it, and G = 2 in float 1.04-1.10x
+// of G = 1 (not made the default: the kernel is not the automatic plan).
 constexpr int stream_grad_groups(std::size_t elem_size) { return elem_size == 4 ? 1 : 2; }
 
 // The tolerance model's summation depth at V, sigma(V) = ceil(V / 1024) + 16 (docs/tolerances.md;

@@ -53,7 +53,8 @@ struct LogitWorkspace {
     w.messages = messages_of(w.row_loss, batch, seq);
     w.seq_loss = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(w.messages) +
                                           align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)));
-    w.arrivals = reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(w.seq_loss) + align_up(b * sizeof(float)));
+    w.arrivals =
+        reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(w.seq_loss) + align_up(b * sizeof(float)));
     return w;
   }
   // The messages of the workspace whose row_loss this is: the row kernel finds them from its

@@ -394,7 +394,8 @@ TEST_F(GpuPlans, StreamedRowsWithGradientsAreWithinTheBoundAndReproducible) {
           const Outputs az = compute(*streamed, z);
           for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
           for (const auto& [name, g] : az.grads)
-            for (std::int64_t k = 0; k < g.numel(); ++k) ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
+            for (std::int64_t k = 0; k < g.numel(); ++k)
+              ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
         }
         ++cases;
       }

@@ -235,16 +235,17 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
 }
 
 // The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2;
-// 128-thread CTAs, so that the emulated rows have several tiles; G = 1 and 2 in turn). Its three emulated CTAs run
-// concurrently, each over its items, interleaved as the OS threads run: KL and cross-entropy at T = 1 with a poisoned row, the temperature KL row at T = 2 and
-// 0.5 (the varied case's masks: fully masked sequences among them); bf16, f32 (and f16 at T = 1);
-// V = 10000 (aligned rows: whole groups in registers in both phases, the last columns by the
-// unstaged passes) and 9001 (unaligned 16-bit rows: every tile by the unstaged passes). Within
-// the bound (loss and both gradients), as the cluster kernel (stream_rows 1) is; NaN loss and
-// gradients exactly where the CPU backend has them; tame rows counted as by the cluster kernel;
-// bitwise the same on a second run (another interleaving); the loss bitwise the forward-only
-// streamed kernel's at the same G (the same messages, the same combine); identical sides give a
-// loss of exactly 0 and gradients of exactly 0 (KL).
+// 128-thread CTAs, so that the emulated rows have several tiles; G = 1 and 2 in turn). Its three
+// emulated CTAs run concurrently, each over its items, interleaved as the OS threads run: KL and
+// cross-entropy at T = 1 with a poisoned row, the temperature KL row at T = 2 and 0.5 (the varied
+// case's masks: fully masked sequences among them); bf16, f32 (and f16 at T = 1); V = 10000
+// (aligned rows: whole groups in registers in both phases, the last columns by the unstaged passes)
+// and 9001 (unaligned 16-bit rows: every tile by the unstaged passes). Within the bound (loss and
+// both gradients), as the cluster kernel (stream_rows 1) is; NaN loss and gradients exactly where
+// the CPU backend has them; tame rows counted as by the cluster kernel; bitwise the same on a
+// second run (another interleaving); the loss bitwise the forward-only streamed kernel's at the
+// same G (the same messages, the same combine); identical sides give a loss of exactly 0 and
+// gradients of exactly 0 (KL).
 TEST(KernelEmulation, StreamedRowsWithGradientsAreWithinTheBound) {
   struct Run {
     DivergenceId id;
@@ -317,7 +318,8 @@ TEST(KernelEmulation, StreamedRowsWithGradientsAreWithinTheBound) {
           const Outputs az = compute(*make_emulated_cuda_backend(o), z);
           for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
           for (const auto& [name, g] : az.grads)
-            for (std::int64_t k = 0; k < g.numel(); ++k) ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
+            for (std::int64_t k = 0; k < g.numel(); ++k)
+              ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
         }
         ++streamed;
       }

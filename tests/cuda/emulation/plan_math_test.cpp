@@ -130,9 +130,10 @@ int streamed_depth(const LogitPlan& p, std::int64_t vocab, std::size_t elem) {
 }
 
 // Every streamed plan (forward only and with gradients; N = 128, 256, 512; 16-bit and float; G
-// automatic, 1 and 8) keeps its depth within sigma(V), for V up to 600000 and at the largest V (2^31 - 1, where G grows so that a row
-// has at most kMaxStreamTiles tiles); a forced G whose merges would pass sigma(V) (short rows) is
-// refused, naming stream_groups, exactly where this depth says so.
+// automatic, 1 and 8) keeps its depth within sigma(V), for V up to 600000 and at the largest V
+// (2^31 - 1, where G grows so that a row has at most kMaxStreamTiles tiles); a forced G whose
+// merges would pass sigma(V) (short rows) is refused, naming stream_groups, exactly where this
+// depth says so.
 TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
   int checked = 0, refused = 0, lowered = 0;
   LogitArgs a;  // KL, plain, T = 1: forward only (deferred), or with gradients
@@ -156,8 +157,8 @@ TEST(PlanMath, StreamedDepthIsWithinSigmaForEveryStreamedPlan) {
             const std::int64_t group = std::int64_t{n} * stream_chunks(float_kind_size(dt)) * kChunkColumns;
             LogitPlan forced;  // the plan of the requested G (above the fewest groups per tile)
             forced.threads = n;
-            forced.slice = group * std::max<std::int64_t>(g != 0 ? g : automatic,
-                                                           (v + group * kMaxStreamTiles - 1) / (group * kMaxStreamTiles));
+            const std::int64_t fewest = (v + group * kMaxStreamTiles - 1) / (group * kMaxStreamTiles);
+            forced.slice = group * std::max<std::int64_t>(g != 0 ? g : automatic, fewest);
             forced.ctas = static_cast<int>((v + forced.slice - 1) / forced.slice);
             const bool too_deep = streamed_depth(forced, v, float_kind_size(dt)) > ref::summation_depth_of(v);
             if (g != 0 && too_deep) {
