@@ -161,15 +161,13 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
     }
 }
 
-// The streamed kernel of the deferred rows (stream_rows_kernel.cuh: one CTA per tile and row, no
-// cluster), with 128-thread CTAs so that the rows have several groups (16-bit: 4096 columns,
-// float: 2048) and tiles of one group or two in turn (stream_groups 1, 2: the merge of a thread's
-// group partials): V = 10000 has aligned rows (whole groups in registers, the last columns by the
-// unstaged passes), V = 9001 unaligned 16-bit rows (every tile by the unstaged passes). KL and
-// cross-entropy at T = 1 (a poisoned row) and the temperature KL row at T = 2 and 0.5: within the
-// bound, the poisoned row NaN as on the CPU, the tame rows counted as by the deferred cluster
-// kernel (stream_rows 1), identical sides exactly 0 (KL).
-TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
+// The emulated cases of the streamed kernels: KL and cross-entropy at T = 1, the temperature KL
+// row at T = 2 and 0.5; bf16, f32 (and f16 at T = 1: few emulated cases); V = 10000 (aligned
+// rows: whole groups in registers, the last columns by the unstaged passes) and 9001 (unaligned
+// 16-bit rows: every tile by the unstaged passes); 2 x 3 rows on the plain path. body(c, t, dt, V,
+// k) for the k-th case (from 0); returns the number of cases.
+template <class Body>
+int for_each_streamed_case(std::uint64_t seed, const Body& body) {
   struct Run {
     DivergenceId id;
     double t;
@@ -178,157 +176,148 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
                       {DivergenceId::masked_cross_entropy, 1.0},
                       {DivergenceId::temperature_scaled_masked_kl_divergence, 2.0},
                       {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5}};
-  int streamed = 0, slow_parts = 0, fast_groups = 0, merged_tiles = 0;
-  std::uint64_t seed = 101;
+  int k = 0;
   for (const Run& run : runs)
     for (DType dt : {DType::bf16, DType::f32, DType::f16})
       for (std::int64_t V : {10000, 9001}) {
-        if (dt == DType::f16 && run.t != 1.0) continue;  // (few emulated cases: bf16 and f32 take the temperatures)
+        if (dt == DType::f16 && run.t != 1.0) continue;
         Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
         make_plain(c);
         if (run.id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = run.t;
-        const Case z = with_identical_sides(forward_only(c));  // (before the poison)
-        if (run.id != DivergenceId::temperature_scaled_masked_kl_divergence)  // row 2 poisoned (the temperature row's token mean would be NaN)
-          const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
-        const Case f = forward_only(c);
-        CudaOptions o;
-        o.row_threads = 128;
-        o.stream_groups = 1 + (streamed / 2) % 2;  // (V = 10000 takes both in turn)
-        const cuda::LogitPlan plan = cuda::stream_plan(cuda::logit_args_of(f, o));
-        ASSERT_TRUE(plan.streamed);
-        const std::int64_t group = dt == DType::f32 ? 2048 : 4096;
-        ASSERT_EQ(plan.slice, group * o.stream_groups);
-        ASSERT_EQ(plan.ctas, (V + plan.slice - 1) / plan.slice);
-        const bool aligned = V % 8 == 0;
-        fast_groups += aligned ? static_cast<int>(V / group) : 0;
-        slow_parts += aligned ? (V % group != 0) : plan.ctas;
-        merged_tiles += aligned && o.stream_groups == 2 ? static_cast<int>(V / plan.slice) : 0;
-        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V));
-        std::int64_t tame_s = -1, tame_c = -1;
-        CudaOptions cluster = o;
-        cluster.stream_rows = 1;
-        o.tame_rows_out = &tame_s;
-        cluster.tame_rows_out = &tame_c;
-        const Expected e = compute_reference(f);
-        const Outputs a = compute(*make_emulated_cuda_backend(o), f);
-        const Outputs b = compute(*make_emulated_cuda_backend(cluster), f);
-        EXPECT_TRUE(gpu_passes(a, f, e));
-        EXPECT_TRUE(gpu_passes(b, f, e));
-        EXPECT_EQ(tame_s, tame_c);
-        EXPECT_GT(tame_s, 0);
-        const Outputs h = compute(cpu_backend(), f);
-        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
-          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
-        if (run.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
-          const Outputs az = compute(*make_emulated_cuda_backend(o), z);
-          for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
-        }
-        ++streamed;
+        body(c, run.t, dt, V, k++);
       }
-  EXPECT_EQ(streamed, 2 * 3 * 2 + 2 * 2 * 2);
-  std::cout << "[ streamed ] " << streamed << " cases, per row: " << fast_groups << " whole groups in registers, "
-            << merged_tiles << " tiles of two merged whole groups, " << slow_parts
-            << " parts by the unstaged passes\n";
-  EXPECT_GT(fast_groups, 0);
-  EXPECT_GT(merged_tiles, 0);
-  EXPECT_GT(slow_parts, 0);
+  return k;
 }
 
-// The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2;
-// 128-thread CTAs, so that the emulated rows have several tiles; G = 1 and 2 in turn). Its three
-// emulated CTAs run concurrently, each over its items, interleaved as the OS threads run: KL and
-// cross-entropy at T = 1 with a poisoned row, the temperature KL row at T = 2 and 0.5 (the varied
-// case's masks: fully masked sequences among them); bf16, f32 (and f16 at T = 1); V = 10000
-// (aligned rows: whole groups in registers in both phases, the last columns by the unstaged passes)
-// and 9001 (unaligned 16-bit rows: every tile by the unstaged passes). Within the bound (loss and
-// both gradients), as the cluster kernel (stream_rows 1) is; NaN loss and gradients exactly where
-// the CPU backend has them; tame rows counted as by the cluster kernel; bitwise the same on a
-// second run (another interleaving); the loss bitwise the forward-only streamed kernel's at the
-// same G (the same messages, the same combine); identical sides give a loss of exactly 0 and
-// gradients of exactly 0 (KL).
+// Row 2 of the p side poisoned (a NaN logit), except in the temperature row, whose token mean
+// would be NaN.
+void poison_row_two(Case& c, std::int64_t V) {
+  if (c.id != DivergenceId::temperature_scaled_masked_kl_divergence)
+    const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
+}
+
+// The plan of a streamed case at 128-thread CTAs (groups of 4096 columns in 16-bit, 2048 in
+// float) and G groups per tile, and the mix it adds: whole groups in registers, tiles of two merged
+// whole groups, parts by the unstaged passes.
+struct StreamedMix {
+  int fast_groups = 0, merged_tiles = 0, slow_parts = 0;
+};
+void expect_streamed_plan(const cuda::LogitPlan& plan, DType dt, std::int64_t V, int groups, StreamedMix& mix) {
+  ASSERT_TRUE(plan.streamed);
+  const std::int64_t group = dt == DType::f32 ? 2048 : 4096;
+  ASSERT_EQ(plan.slice, group * groups);
+  ASSERT_EQ(plan.ctas, (V + plan.slice - 1) / plan.slice);
+  const bool aligned = V % 8 == 0;
+  mix.fast_groups += aligned ? static_cast<int>(V / group) : 0;
+  mix.slow_parts += aligned ? (V % group != 0) : plan.ctas;
+  mix.merged_tiles += aligned && groups == 2 ? static_cast<int>(V / plan.slice) : 0;
+}
+
+// The streamed run (options o) and the cluster kernel's (stream_rows 1) of case c: both within
+// the bound, the same tame rows (at least one), and NaN losses where the CPU backend has them.
+// Returns the streamed run's outputs.
+Outputs expect_streamed_and_cluster_within_bound(const Case& c, CudaOptions o) {
+  std::int64_t tame_s = -1, tame_c = -1;
+  CudaOptions cluster = o;
+  cluster.stream_rows = 1;
+  o.tame_rows_out = &tame_s;
+  cluster.tame_rows_out = &tame_c;
+  const Expected e = compute_reference(c);
+  const Outputs a = compute(*make_emulated_cuda_backend(o), c);
+  EXPECT_TRUE(gpu_passes(a, c, e));
+  EXPECT_TRUE(gpu_passes(compute(*make_emulated_cuda_backend(cluster), c), c, e));
+  EXPECT_EQ(tame_s, tame_c);
+  EXPECT_GT(tame_s, 0);
+  const Outputs h = compute(cpu_backend(), c);
+  for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+    EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+  return a;
+}
+
+// The streamed kernel of the deferred rows (stream_rows_kernel.cuh: one CTA per tile and row, no
+// cluster) on the streamed cases, with tiles of one group or two in turn (stream_groups 1, 2:
+// the merge of a thread's group partials): within the bound, the poisoned row NaN as on the CPU,
+// the tame rows counted as by the deferred cluster kernel (stream_rows 1), identical sides exactly
+// 0 (KL).
+TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
+  StreamedMix mix;
+  const int cases = for_each_streamed_case(101, [&](Case& c, double t, DType dt, std::int64_t V, int k) {
+    const Case z = with_identical_sides(forward_only(c));  // (before the poison)
+    poison_row_two(c, V);
+    const Case f = forward_only(c);
+    CudaOptions o;
+    o.row_threads = 128;
+    o.stream_groups = 1 + (k / 2) % 2;  // (V = 10000 takes both in turn)
+    expect_streamed_plan(cuda::stream_plan(cuda::logit_args_of(f, o)), dt, V, o.stream_groups, mix);
+    SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + " V=" + std::to_string(V));
+    (void)expect_streamed_and_cluster_within_bound(f, o);
+    if (c.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
+      const Outputs az = compute(*make_emulated_cuda_backend(o), z);
+      for (std::int64_t i = 0; i < az.loss.numel(); ++i) EXPECT_EQ(az.loss.get(i), 0.0) << "identical sides, " << i;
+    }
+  });
+  EXPECT_EQ(cases, 2 * 3 * 2 + 2 * 2 * 2);
+  std::cout << "[ streamed ] " << cases << " cases, per row: " << mix.fast_groups << " whole groups in registers, "
+            << mix.merged_tiles << " tiles of two merged whole groups, " << mix.slow_parts
+            << " parts by the unstaged passes\n";
+  EXPECT_GT(mix.fast_groups, 0);
+  EXPECT_GT(mix.merged_tiles, 0);
+  EXPECT_GT(mix.slow_parts, 0);
+}
+
+// The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2) on the
+// streamed cases, G = 1 and 2 in turn. Its three emulated CTAs run concurrently, each over its
+// items, interleaved as the OS threads run (the varied case's masks: fully masked sequences among
+// them). Within the bound (loss and both gradients), as the cluster kernel (stream_rows 1) is; NaN
+// loss and gradients exactly where the CPU backend has them; tame rows counted as by the cluster
+// kernel; bitwise the same on a second run (another interleaving); the loss bitwise the
+// forward-only streamed kernel's at the same G (the same messages, the same combine); identical
+// sides give a loss of exactly 0 and gradients of exactly 0 (KL).
 TEST(KernelEmulation, StreamedRowsWithGradientsAreWithinTheBound) {
-  struct Run {
-    DivergenceId id;
-    double t;
-  };
-  const Run runs[] = {{DivergenceId::masked_kl_divergence, 1.0},
-                      {DivergenceId::masked_cross_entropy, 1.0},
-                      {DivergenceId::temperature_scaled_masked_kl_divergence, 2.0},
-                      {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5}};
-  int streamed = 0, slow_parts = 0, fast_groups = 0, nan_rows = 0;
-  std::uint64_t seed = 301;
-  for (const Run& run : runs)
-    for (DType dt : {DType::bf16, DType::f32, DType::f16})
-      for (std::int64_t V : {10000, 9001}) {
-        if (dt == DType::f16 && run.t != 1.0) continue;  // (few emulated cases)
-        Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
-        make_plain(c);
-        if (run.id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = run.t;
-        divcheck::testing::want_all_grads(c, streamed % 2 ? -1.25 : 0.75);
-        const Case z = with_identical_sides(c);  // (before the poison)
-        if (run.id != DivergenceId::temperature_scaled_masked_kl_divergence)  // row 2 poisoned
-          const_cast<Tensor*>(cuda::logit_roles(c).p)->set(2 * V + 7, std::numeric_limits<double>::quiet_NaN());
-        CudaOptions o;
-        o.row_threads = 128;
-        o.stream_rows = 2;  // (with gradients only where forced: bench/RESULTS.md step 56)
-        o.stream_groups = 1 + (streamed / 2) % 2;  // (V = 10000 takes both in turn)
-        const cuda::LogitPlan plan = cuda::stream_plan(cuda::logit_args_of(c, o));
-        ASSERT_TRUE(plan.streamed);
-        const std::int64_t group = dt == DType::f32 ? 2048 : 4096;
-        ASSERT_EQ(plan.slice, group * o.stream_groups);
-        ASSERT_EQ(plan.ctas, (V + plan.slice - 1) / plan.slice);
-        const bool aligned = V % 8 == 0;
-        fast_groups += aligned ? static_cast<int>(V / group) : 0;
-        slow_parts += aligned ? (V % group != 0) : plan.ctas;
-        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V) + " G=" +
-                     std::to_string(o.stream_groups));
-        std::int64_t tame_s = -1, tame_c = -1;
-        CudaOptions cluster = o;
-        cluster.stream_rows = 1;
-        o.tame_rows_out = &tame_s;
-        cluster.tame_rows_out = &tame_c;
-        const Expected e = compute_reference(c);
-        const Outputs a = compute(*make_emulated_cuda_backend(o), c);
-        const Outputs b = compute(*make_emulated_cuda_backend(cluster), c);
-        EXPECT_TRUE(gpu_passes(a, c, e));
-        EXPECT_TRUE(gpu_passes(b, c, e));
-        EXPECT_EQ(tame_s, tame_c);
-        EXPECT_GT(tame_s, 0);
-        EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(o), c))) << "a second run differs";
-        CudaOptions fo = o;  // the forward-only streamed kernel at the same G
-        fo.tame_rows_out = nullptr;
-        const Outputs f = compute(*make_emulated_cuda_backend(fo), forward_only(c));
-        for (std::int64_t k = 0; k < a.loss.numel(); ++k)
-          EXPECT_EQ(std::bit_cast<std::uint32_t>(static_cast<float>(a.loss.get(k))),
-                    std::bit_cast<std::uint32_t>(static_cast<float>(f.loss.get(k))))
-              << "loss element " << k << " differs from the forward-only streamed kernel's";
-        const Outputs h = compute(cpu_backend(), c);
-        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
-          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
-        for (const auto& [name, g] : h.grads) {
-          const Tensor& ga = a.grads.at(name);
-          std::int64_t nans = 0;
-          for (std::int64_t k = 0; k < g.numel(); ++k) {
-            EXPECT_EQ(std::isnan(ga.get(k)), std::isnan(g.get(k))) << name << " element " << k;
-            nans += std::isnan(ga.get(k)) ? 1 : 0;
-          }
-          nan_rows += static_cast<int>(nans / V);
-        }
-        if (run.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
-          const Outputs az = compute(*make_emulated_cuda_backend(o), z);
-          for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
-          for (const auto& [name, g] : az.grads)
-            for (std::int64_t k = 0; k < g.numel(); ++k)
-              ASSERT_EQ(g.get(k), 0.0) << "identical sides, " << name << " " << k;
-        }
-        ++streamed;
+  StreamedMix mix;
+  int nan_rows = 0;
+  const int cases = for_each_streamed_case(301, [&](Case& c, double t, DType dt, std::int64_t V, int k) {
+    divcheck::testing::want_all_grads(c, k % 2 ? -1.25 : 0.75);
+    const Case z = with_identical_sides(c);  // (before the poison)
+    poison_row_two(c, V);
+    CudaOptions o;
+    o.row_threads = 128;
+    o.stream_rows = 2;  // (with gradients only where forced: bench/RESULTS.md step 56)
+    o.stream_groups = 1 + (k / 2) % 2;  // (V = 10000 takes both in turn)
+    expect_streamed_plan(cuda::stream_plan(cuda::logit_args_of(c, o)), dt, V, o.stream_groups, mix);
+    SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + " V=" + std::to_string(V) + " G=" +
+                 std::to_string(o.stream_groups));
+    const Outputs a = expect_streamed_and_cluster_within_bound(c, o);
+    EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(o), c))) << "a second run differs";
+    const Outputs f = compute(*make_emulated_cuda_backend(o), forward_only(c));  // the same G
+    for (std::int64_t i = 0; i < a.loss.numel(); ++i)
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(static_cast<float>(a.loss.get(i))),
+                std::bit_cast<std::uint32_t>(static_cast<float>(f.loss.get(i))))
+          << "loss element " << i << " differs from the forward-only streamed kernel's";
+    const Outputs h = compute(cpu_backend(), c);
+    for (const auto& [name, g] : h.grads) {
+      const Tensor& ga = a.grads.at(name);
+      std::int64_t nans = 0;
+      for (std::int64_t i = 0; i < g.numel(); ++i) {
+        EXPECT_EQ(std::isnan(ga.get(i)), std::isnan(g.get(i))) << name << " element " << i;
+        nans += std::isnan(ga.get(i)) ? 1 : 0;
       }
-  EXPECT_EQ(streamed, 2 * 3 * 2 + 2 * 2 * 2);
-  std::cout << "[ streamed with gradients ] " << streamed << " cases, per row: " << fast_groups
-            << " whole groups in registers, " << slow_parts << " parts by the unstaged passes; " << nan_rows
+      nan_rows += static_cast<int>(nans / V);
+    }
+    if (c.id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
+      const Outputs az = compute(*make_emulated_cuda_backend(o), z);
+      for (std::int64_t i = 0; i < az.loss.numel(); ++i) EXPECT_EQ(az.loss.get(i), 0.0) << "identical sides, " << i;
+      for (const auto& [name, g] : az.grads)
+        for (std::int64_t i = 0; i < g.numel(); ++i)
+          ASSERT_EQ(g.get(i), 0.0) << "identical sides, " << name << " " << i;
+    }
+  });
+  EXPECT_EQ(cases, 2 * 3 * 2 + 2 * 2 * 2);
+  std::cout << "[ streamed with gradients ] " << cases << " cases, per row: " << mix.fast_groups
+            << " whole groups in registers, " << mix.slow_parts << " parts by the unstaged passes; " << nan_rows
             << " poisoned gradient rows\n";
-  EXPECT_GT(fast_groups, 0);
-  EXPECT_GT(slow_parts, 0);
+  EXPECT_GT(mix.fast_groups, 0);
+  EXPECT_GT(mix.slow_parts, 0);
   EXPECT_GT(nan_rows, 0);
 }
 
