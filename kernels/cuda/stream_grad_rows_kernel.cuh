@@ -10,8 +10,8 @@
 //     kernel's code), the CTA's message goes to memory (reduce_one_exchange_to_memory), and
 //     thread 0 counts it in the row's arrivals (a release);
 //   B (its item of the previous step): thread 0 waits until the row's arrivals reach its tiles
-//     (an acquire; normally already so: the row's other tiles went to the next CTAs, one step
-//     ago), warp 0 combines the row's messages (one_exchange_combine: the order and the bits of
+//     (relaxed polls, then one acquire; the row's other tiles went to the next CTAs one step
+//     ago, so the design expected no wait: measured, there often was one), warp 0 combines the row's messages (one_exchange_combine: the order and the bits of
 //     combine_one_pass_rows), the CTA of tile 0 writes the row's loss, and the CTA reads its tile
 //     again, meant to come from L2 (since phase A the grid read one tile per CTA and wrote as
 //     many gradient bytes; measured: mostly it did not, see below), and writes its gradients once
@@ -20,8 +20,8 @@
 // (the exchange's barrier and the wait for the row's slices: ~20% of its stall samples,
 // bench/RESULTS.md "Reading the misses"), would be over before it is asked for.
 //
-// Passes over HBM: each input read once from HBM (phase A) and once more, from L2 (phase B); each
-// gradient written once. On chip: half a group's chunks per thread in phase B, a group's in
+// Passes over HBM: each input read once in phase A and once more in phase B (meant from L2;
+// measured, mostly from HBM again); each gradient written once. On chip: half a group's chunks per thread in phase B, a group's in
 // phase A (registers), the CTA's warp records and the row's statistics (shared memory).
 // Determinism: every tile of a row combines the same messages in the same tree (lanes >= tiles
 // add the identity), so the row's statistics, loss and gradients are the same bits whichever CTA
