@@ -273,6 +273,34 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
             36 + 4);
 }
 
+// The streamed run (options os, a plan of `registers`) of case c and the cluster kernel's
+// (stream_rows 1): both within the bound; the streamed run bitwise the same a second time and with
+// the other register cap (a benchmark knob); the same tame rows (at least one); NaN losses where
+// the CPU backend has them. Returns the streamed run's outputs.
+Outputs expect_streamed_and_cluster_within_bound(const Backend& cpu, const Case& c, CudaOptions os,
+                                                 int registers) {
+  std::int64_t tame_s = -1, tame_c = -1;
+  CudaOptions oc = os;
+  oc.stream_rows = 1;
+  oc.tame_rows_out = &tame_c;
+  CudaOptions other = os;
+  other.stream_registers = registers == 80 ? 64 : 80;
+  os.tame_rows_out = &tame_s;
+  const auto streamed = cuda::make_cuda_backend_with(os);
+  const Outputs a = compute(*streamed, c);
+  const Expected e = compute_reference(c);
+  EXPECT_TRUE(gpu_passes(a, c, e));
+  EXPECT_TRUE(gpu_passes(compute(*cuda::make_cuda_backend_with(oc), c), c, e));
+  EXPECT_TRUE(bitwise_same(a, compute(*streamed, c))) << "a second run differs";
+  EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(other), c))) << "the register caps differ";
+  EXPECT_EQ(tame_s, tame_c);
+  EXPECT_GT(tame_s, 0);
+  const Outputs h = compute(cpu, c);
+  for (std::int64_t k = 0; k < h.loss.numel(); ++k)
+    EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+  return a;
+}
+
 // The streamed kernel of the deferred rows (stream_rows_kernel.cuh), the automatic plan of
 // forward-only KL, cross-entropy (T = 1) and the temperature KL row (T = 2): at V = 4096 (one
 // tile, short of a group), 9001 (unaligned 16-bit rows: every tile by the unstaged passes),
@@ -294,31 +322,12 @@ TEST_F(GpuPlans, StreamedRowsAreWithinTheBoundAndReproducible) {
         else const_cast<Tensor*>(cuda::logit_roles(c).p)->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());
         const Case f = forward_only(c);
         SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
-        CudaOptions os, oc;
+        CudaOptions os;
         const cuda::LogitPlan plan = cuda::plan_for_case(f, os);
         ASSERT_TRUE(plan.streamed);
         EXPECT_EQ(plan.registers, dt == DType::f32 ? 64 : 80);
         EXPECT_EQ(plan.ctas, (V + 32767) / 32768);  // tiles of 4 groups of 8192 columns
-        std::int64_t tame_s = -1, tame_c = -1;
-        os.tame_rows_out = &tame_s;
-        oc.tame_rows_out = &tame_c;
-        oc.stream_rows = 1;
-        const auto streamed = cuda::make_cuda_backend_with(os);
-        const Outputs a = compute(*streamed, f);
-        const Outputs b = compute(*cuda::make_cuda_backend_with(oc), f);
-        const Expected e = compute_reference(f);
-        EXPECT_TRUE(gpu_passes(a, f, e));
-        EXPECT_TRUE(gpu_passes(b, f, e));
-        EXPECT_TRUE(bitwise_same(a, compute(*streamed, f))) << "a second run differs";
-        CudaOptions other = os;  // the other register cap's kernels (a benchmark knob): the same results
-        other.stream_registers = plan.registers == 80 ? 64 : 80;
-        other.tame_rows_out = nullptr;
-        EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(other), f))) << "the register caps differ";
-        EXPECT_EQ(tame_s, tame_c);
-        EXPECT_GT(tame_s, 0);
-        const Outputs h = compute(cpu(), f);
-        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
-          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
+        (void)expect_streamed_and_cluster_within_bound(cpu(), f, os, plan.registers);
         ++cases;
       }
   EXPECT_EQ(cases, 3 * 3 * 4);
@@ -349,7 +358,7 @@ TEST_F(GpuPlans, StreamedRowsWithGradientsAreWithinTheBoundAndReproducible) {
           const_cast<Tensor*>(cuda::logit_roles(c).p)->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());
         std::cout << "[ case ] " << label(c) << " V=" << V << std::endl;
         SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
-        CudaOptions os, oc;
+        CudaOptions os;
         ASSERT_FALSE(cuda::plan_for_case(c, os).streamed);  // automatic: the cluster kernel
         os.stream_rows = 2;
         const cuda::LogitPlan plan = cuda::plan_for_case(c, os);
@@ -359,39 +368,21 @@ TEST_F(GpuPlans, StreamedRowsWithGradientsAreWithinTheBoundAndReproducible) {
         EXPECT_EQ(plan.slice, slice);
         EXPECT_EQ(plan.ctas, (V + slice - 1) / slice);
         EXPECT_GT(plan.resident_clusters, 100);  // the grid: the CTAs the device holds
-        std::int64_t tame_s = -1, tame_c = -1;
-        os.tame_rows_out = &tame_s;
-        oc.tame_rows_out = &tame_c;
-        oc.stream_rows = 1;
-        const auto streamed = cuda::make_cuda_backend_with(os);
-        const Outputs a = compute(*streamed, c);
-        const Outputs b = compute(*cuda::make_cuda_backend_with(oc), c);
-        const Expected e = compute_reference(c);
-        EXPECT_TRUE(gpu_passes(a, c, e));
-        EXPECT_TRUE(gpu_passes(b, c, e));
-        EXPECT_TRUE(bitwise_same(a, compute(*streamed, c))) << "a second run differs";
-        CudaOptions other;  // the other register cap's kernels (a benchmark knob): the same results
-        other.stream_rows = 2;
-        other.stream_registers = plan.registers == 80 ? 64 : 80;
-        EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(other), c))) << "the register caps differ";
+        const Outputs a = expect_streamed_and_cluster_within_bound(cpu(), c, os, plan.registers);
         CudaOptions same_g;  // the forward-only streamed kernel at the same G: the same loss
         same_g.stream_groups = static_cast<int>(slice / 8192);
         Outputs a_loss;
         a_loss.loss = a.loss;
         EXPECT_TRUE(bitwise_same(a_loss, compute(*cuda::make_cuda_backend_with(same_g), forward_only(c))))
             << "the loss differs from the forward-only streamed kernel's";
-        EXPECT_EQ(tame_s, tame_c);
-        EXPECT_GT(tame_s, 0);
         const Outputs h = compute(cpu(), c);
-        for (std::int64_t k = 0; k < h.loss.numel(); ++k)
-          EXPECT_EQ(std::isnan(a.loss.get(k)), std::isnan(h.loss.get(k))) << "loss element " << k;
         for (const auto& [name, g] : h.grads) {
           const Tensor& ga = a.grads.at(name);
           for (std::int64_t k = 0; k < g.numel(); ++k)
             ASSERT_EQ(std::isnan(ga.get(k)), std::isnan(g.get(k))) << name << " element " << k;
         }
         if (id != DivergenceId::masked_cross_entropy) {  // (cross-entropy of identical sides is the entropy)
-          const Outputs az = compute(*streamed, z);
+          const Outputs az = compute(*cuda::make_cuda_backend_with(os), z);
           for (std::int64_t k = 0; k < az.loss.numel(); ++k) EXPECT_EQ(az.loss.get(k), 0.0) << "identical sides, " << k;
           for (const auto& [name, g] : az.grads)
             for (std::int64_t k = 0; k < g.numel(); ++k)
