@@ -97,6 +97,8 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //                                       streamed kernel)
 //   DIVCHECK_BENCH_STREAM_GROUPS=1|2|4|8     LogitArgs::stream_groups (groups per tile, streamed)
 //   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
+//   DIVCHECK_BENCH_CLUSTER_POLICY=1|2   LogitArgs::cluster_policy (the cluster kernel's placement
+//                                       preference: 1 spread, 2 load balancing; unset the driver's)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
 //                                       the dividing ones); a finite number > 0
@@ -127,6 +129,11 @@ int forced_stream_groups() {
 int forced_stream_registers() {
   static const int regs = forced_knob("DIVCHECK_BENCH_STREAM_REGISTERS", {64, 80}, "must be 64 or 80");
   return regs;
+}
+int forced_cluster_policy() {
+  static const int policy =
+      forced_knob("DIVCHECK_BENCH_CLUSTER_POLICY", {1, 2}, "must be 1 (spread) or 2 (load balancing)");
+  return policy;
 }
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
@@ -180,6 +187,7 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.row_grid = forced_row_grid();
   a.row_threads = forced_row_threads();
   a.cluster_ctas = forced_cluster_ctas();
+  a.cluster_policy = forced_cluster_policy();
   // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) have the
   // streamed kernels; the knobs leave the others automatic.
   if (cuda::one_pass_row_launch(a)) {
@@ -286,6 +294,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["persistent"] = plan.persistent ? 1 : 0;
   state.counters["streamed"] = plan.streamed ? 1 : 0;
   state.counters["registers"] = plan.registers;  // (streamed only)
+  state.counters["cluster_policy"] = forced_cluster_policy();  // the knob (0: the driver's default)
   if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 

@@ -95,6 +95,7 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.stream_rows = o.stream_rows;
   a.stream_groups = o.stream_groups;
   a.stream_registers = o.stream_registers;
+  a.cluster_policy = o.cluster_policy;
   return a;
 }
 

@@ -57,6 +57,10 @@ struct LogitArgs {
   int stream_rows = 0;
   int stream_groups = 0;                        // groups per tile of the streamed kernels: 0 automatic, else 1..64
   int stream_registers = 0;                     // their register cap: 0 automatic (stream_plan.hpp), 64 or 80
+  // The cluster kernel's placement of a cluster's CTAs (cudaLaunchAttributeClusterSchedulingPolicyPreference,
+  // a preference the driver may ignore): 0 the driver's default, 1 spread (one CTA of a cluster per
+  // SM), 2 load balancing (the hardware may put several on one SM). The kernels and results are the same.
+  int cluster_policy = 0;
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;

@@ -115,6 +115,8 @@ void validate(const LogitArgs& a, bool pointers) {
           "must be 0 (automatic) or 1..64 groups per tile");
   require(a.stream_registers == 0 || a.stream_registers == 64 || a.stream_registers == 80, "stream_registers",
           std::to_string(a.stream_registers), "must be 0 (automatic), 64 or 80");
+  require(a.cluster_policy >= 0 && a.cluster_policy <= 2, "cluster_policy", std::to_string(a.cluster_policy),
+          "must be 0 (the driver's default), 1 (spread) or 2 (load balancing)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -127,20 +129,32 @@ int device_attribute(cudaDeviceAttr attr, const char* name) {
   return v;
 }
 
-// How many clusters of `ctas` CTAs with `smem` dynamic shared memory the device holds at once
-// (cudaOccupancyMaxActiveClusters); 0 when it cannot run even one.
-int resident_clusters(RowKernel fn, int ctas, int threads, std::size_t smem) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
+// The cluster kernel's launch attributes: its cluster of `ctas` CTAs and, where
+// LogitArgs::cluster_policy names one, the placement preference of the cluster's CTAs. Returns how
+// many of attr it filled.
+unsigned cluster_attributes(int ctas, int policy, cudaLaunchAttribute (&attr)[2]) {
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = static_cast<unsigned>(ctas);
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
+  if (policy == 0) return 1;
+  attr[1].id = cudaLaunchAttributeClusterSchedulingPolicyPreference;
+  attr[1].val.clusterSchedulingPolicyPreference =
+      policy == 1 ? cudaClusterSchedulingPolicySpread : cudaClusterSchedulingPolicyLoadBalancing;
+  return 2;
+}
+
+// How many clusters of `ctas` CTAs with `smem` dynamic shared memory the device holds at once
+// (cudaOccupancyMaxActiveClusters, under the launch's placement policy); 0 when it cannot run
+// even one.
+int resident_clusters(RowKernel fn, int ctas, int threads, std::size_t smem, int policy) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[2];
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = cluster_attributes(ctas, policy, attr);
   int clusters = 0;
   const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, fn, &cfg);
   if (err != cudaSuccess) {
@@ -204,7 +218,7 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
     return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support) <= limit;
   };
   auto schedulable = [&](LogitPlan p) {
-    p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes);
+    p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes, a.cluster_policy);
     return p;
   };
   if (a.cluster_ctas != 0) {
@@ -332,13 +346,9 @@ void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn
   cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
   cfg.dynamicSmemBytes = plan.dynamic_smem_bytes;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.ctas);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
+  cudaLaunchAttribute attr[2];
   cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = cluster_attributes(plan.ctas, a.cluster_policy, attr);
   cuda_check(cudaLaunchKernelEx(&cfg, fn, prm), "cudaLaunchKernelEx(logit_rows_kernel, " +
                                                     std::to_string(plan.ctas) + " CTAs per cluster)");
   check_launch("logit_rows_kernel");

@@ -43,6 +43,14 @@ TEST(CudaDeviceApi, RejectsBadArgumentsBeforeAnyCudaCall) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "cluster_ctas");
   }
+  a.cluster_ctas = 0;
+  a.cluster_policy = 3;
+  try {
+    (void)cuda::plan_logit_divergence(a);
+    FAIL() << "cluster_policy = 3 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "cluster_policy");
+  }
   cuda::TvdProbArgs t;
   t.rows = 2;
   t.vocab = -1;

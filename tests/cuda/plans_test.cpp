@@ -79,6 +79,40 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
     }
 }
 
+// The placement preference of a cluster's CTAs (LogitArgs::cluster_policy: the driver's default,
+// spread, load balancing) decides only which SMs run them: every logit row, forward only and with
+// gradients, at 8 and 16 CTAs per row (1000 rows, more than the device holds at once, so clusters
+// start as others end), gives bitwise the default's results under each preference.
+TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
+  for (DivergenceId id : logit_rows())
+    for (bool forward_only : {true, false}) {
+      Case c = varied_case(id, DType::bf16, 2, 500, 20000, 90);
+      if (forward_only) {
+        c.wants_grad.clear();
+        c.grad_output = Tensor();
+      }
+      for (int ctas : {8, 16}) {
+        CudaOptions base;
+        base.cluster_ctas = ctas;
+        base.row_threads = 256;
+        std::string why;
+        if (!schedulable(c, base, why)) {
+          EXPECT_EQ(ctas, 16) << why;  // only the non-portable size may be refused
+          continue;
+        }
+        const Outputs a = compute(*cuda::make_cuda_backend_with(base), c);
+        for (int policy : {1, 2}) {
+          CudaOptions o = base;
+          o.cluster_policy = policy;
+          SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward") + " " + std::to_string(ctas) +
+                       " CTAs, policy " + std::to_string(policy));
+          EXPECT_GE(cuda::plan_for_case(c, o).resident_clusters, 1);
+          EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(o), c)));
+        }
+      }
+    }
+}
+
 // A case run twice: on the persistent grid (row_grid 2, with the count of prefetched rows) and
 // with one cluster per row (row_grid 1). The plan must be persistent and staged, with at most
 // 500 resident clusters (every cluster of a 1000-row case loops over two rows or more).
