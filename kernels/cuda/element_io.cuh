@@ -84,6 +84,10 @@ __device__ __forceinline__ void chunk_set(uint4& c, int k, float v) {
 }
 
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+// Whether a launch's gradient slices (either may be nullptr: not wanted) take 16-byte stores.
+__device__ __forceinline__ bool gradients_aligned16(const void* gp, const void* gq) {
+  return (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+}
 
 // The kernels' unit of work: a chunk of kChunk = 8 consecutive columns of a row, 16 bytes of a
 // 16-bit dtype or 32 bytes of float, held as raw element bits (RawChunk::w). A whole chunk of an

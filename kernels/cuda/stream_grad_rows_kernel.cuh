@@ -93,12 +93,6 @@ __device__ __forceinline__ void wait_arrivals(unsigned* count, unsigned tiles) {
   (void)load_acquire(count);
 }
 
-// Where an item's columns are: row, tile, its first column, its columns, their global offset.
-struct StreamItem {
-  int64_t row, tile, off;
-  int n;
-};
-
 // The shared state of a CTA of this kernel besides its warp records (uniform values, kept out of
 // the registers that phase A and phase B need for row data).
 struct StreamGradShared {
@@ -146,7 +140,7 @@ template <class Elem, class Policy, TempForm kT, bool kTame>
 __device__ __forceinline__ void stream_grad_tile(const RowKernelParams& prm, const Elem* yg, const Elem* xg, Elem* gp,
                                                  Elem* gq, int n, const SideRow& py, const SideRow& qx,
                                                  const float* st, const RowResult& res) {
-  const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+  const bool out_vec = gradients_aligned16(gp, gq);
   const bool vec = aligned16(yg) && aligned16(xg);
   int g0 = 0;
   if (res.mode == GradMode::values && vec && out_vec) {
@@ -164,16 +158,6 @@ __device__ __forceinline__ void stream_grad_tile(const RowKernelParams& prm, con
   }
 }
 
-__device__ __forceinline__ StreamItem stream_item(const RowKernelParams& prm, int64_t item, unsigned tiles) {
-  StreamItem it;
-  it.row = item / tiles;
-  it.tile = item - it.row * tiles;
-  const int64_t v0 = it.tile * prm.slice;
-  const int64_t left = prm.vocab - v0;
-  it.n = static_cast<int>(left < prm.slice ? left : prm.slice);  // >= 1: tiles = ceil(V / W)
-  it.off = it.row * prm.vocab + v0;
-  return it;
-}
 
 template <class Elem>
 __device__ __forceinline__ Elem* grad_at(void* g, int64_t off) {
@@ -222,7 +206,7 @@ __device__ __forceinline__ void stream_grad_phase_b(const RowKernelParams& prm, 
   if (rs.poison) {
     const float nan = __int_as_float(kQuietNaNBits);
     if (leader) prm.row_loss[it.row] = nan;
-    const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
+    const bool out_vec = gradients_aligned16(gp, gq);
     fill_slice(gp, it.n, out_vec, nan);
     fill_slice(gq, it.n, out_vec, nan);
     return;
@@ -268,8 +252,7 @@ __device__ __forceinline__ void stream_grad_rows_body(const RowKernelParams& prm
       if (valid) {
         stream_grad_phase_a<Elem, Policy, kT>(prm, cur, stride, sc, arrivals);
       } else {
-        const bool out_vec = (prm.gp == nullptr || aligned16(grad_at<Elem>(prm.gp, cur.off))) &&
-                             (prm.gq == nullptr || aligned16(grad_at<Elem>(prm.gq, cur.off)));
+        const bool out_vec = gradients_aligned16(grad_at<Elem>(prm.gp, cur.off), grad_at<Elem>(prm.gq, cur.off));
         fill_slice(grad_at<Elem>(prm.gp, cur.off), cur.n, out_vec, 0.0f);
         fill_slice(grad_at<Elem>(prm.gq, cur.off), cur.n, out_vec, 0.0f);
       }

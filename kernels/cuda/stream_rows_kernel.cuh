@@ -181,6 +181,23 @@ __device__ __forceinline__ void stream_tile(const RowKernelParams& prm, const El
   }
 }
 
+// A streamed item, tile `tile` of row `row` (items row-major: item = row x tiles + tile): its n
+// columns (the row's last tile may be shorter) at global offset `off`.
+struct StreamItem {
+  int64_t row, tile, off;
+  int n;
+};
+__device__ __forceinline__ StreamItem stream_item(const RowKernelParams& prm, int64_t item, unsigned tiles) {
+  StreamItem it;
+  it.row = item / tiles;
+  it.tile = item - it.row * tiles;
+  const int64_t v0 = it.tile * prm.slice;
+  const int64_t left = prm.vocab - v0;
+  it.n = static_cast<int>(left < prm.slice ? left : prm.slice);  // >= 1: tiles = ceil(V / W)
+  it.off = it.row * prm.vocab + v0;
+  return it;
+}
+
 // The kernel body: tiles `tiles` per row, their messages at stride `stride` (a power of two >=
 // tiles, the combine's tree width) per row; rec: the CTA's warp records (static shared memory of
 // the __global__ wrapper, stream_row_kernels.cu). kT: unit or power_of_two (the deferred forms).
@@ -191,20 +208,15 @@ __device__ __forceinline__ void stream_rows_body(const RowKernelParams& prm, uns
   const BlockScratch sc{rec};
   const int64_t items = prm.rows * static_cast<int64_t>(tiles);
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int64_t row = item / tiles;
-    const int64_t tile = item - row * tiles;
-    if (prm.valid && prm.valid[row] == 0) continue;  // uniform across the CTA: no read, no message
-    const int64_t v0 = tile * prm.slice;
-    const int64_t left = prm.vocab - v0;
-    const int n = static_cast<int>(left < prm.slice ? left : prm.slice);  // >= 1: tiles = ceil(V / W)
-    const int64_t off = row * prm.vocab + v0;
+    const StreamItem it = stream_item(prm, item, tiles);
+    if (prm.valid && prm.valid[it.row] == 0) continue;  // uniform across the CTA: no read, no message
     float run[8];
-    stream_tile<Elem, Policy, kT>(prm, static_cast<const Elem*>(prm.y) + off, static_cast<const Elem*>(prm.x) + off, n,
-                                  run);
+    stream_tile<Elem, Policy, kT>(prm, static_cast<const Elem*>(prm.y) + it.off,
+                                  static_cast<const Elem*>(prm.x) + it.off, it.n, run);
     const float acc[4] = {run[0], run[1], run[2], run[3]};
     const float range[4] = {run[4], run[5], run[6], run[7]};
     float* message = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
-                     (row * stride + tile) * LogitWorkspace::kMessageFloats;
+                     (it.row * stride + it.tile) * LogitWorkspace::kMessageFloats;
     reduce_one_exchange_to_memory<Policy>(sc, message, acc, range, temperature_of<kT>(prm));
     __syncthreads();  // warp 0 has read the records before the CTA's next tile writes them
   }
