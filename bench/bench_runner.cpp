@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <memory>
 #include <numeric>
@@ -99,6 +100,9 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
 //   DIVCHECK_BENCH_CLUSTER_POLICY=1|2   LogitArgs::cluster_policy (the cluster kernel's placement
 //                                       preference: 1 spread, 2 load balancing; unset the driver's)
+//   DIVCHECK_BENCH_PARTIAL_STAGE=1|2|3  LogitArgs::partial_stage (the cluster kernel: 1 never partly
+//                                       staged, 2 or 3 the partly staged plan of that many CTAs per
+//                                       SM; launches whose slices fit whole keep the automatic plan)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
 //                                       the dividing ones); a finite number > 0
@@ -135,6 +139,11 @@ int forced_cluster_policy() {
       forced_knob("DIVCHECK_BENCH_CLUSTER_POLICY", {1, 2}, "must be 1 (spread) or 2 (load balancing)");
   return policy;
 }
+int forced_partial_stage() {
+  static const int stage = forced_knob("DIVCHECK_BENCH_PARTIAL_STAGE", {1, 2, 3},
+                                       "must be 1 (never), 2 or 3 (a partly staged plan of that many CTAs per SM)");
+  return stage;
+}
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
   return ctas;
@@ -154,6 +163,23 @@ double bench_temperature() {
 }
 
 bool has_temperature(const BenchSpec& s) { return info(s.id).accepts(ParamKind::temperature); }
+
+// Whether the launcher has a partly staged plan for this benchmark at the forced partial_stage
+// (it refuses one where the slices fit whole or no part fits): asked once per benchmark.
+bool partial_stage_applies(const BenchSpec& s, const cuda::LogitArgs& a) {
+  static std::map<std::string, bool> known;
+  const std::string key = bench_name(s);
+  auto it = known.find(key);
+  if (it != known.end()) return it->second;
+  bool ok = true;
+  try {
+    (void)cuda::plan_logit_divergence(a);
+  } catch (const InvalidArgument&) {
+    ok = false;
+  }
+  known.emplace(key, ok);
+  return ok;
+}
 
 // Enqueues one computation; returns the plan (ctas 0 for tvd_prob).
 cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
@@ -188,6 +214,8 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.row_threads = forced_row_threads();
   a.cluster_ctas = forced_cluster_ctas();
   a.cluster_policy = forced_cluster_policy();
+  a.partial_stage = forced_partial_stage();
+  if (a.partial_stage >= 2 && !partial_stage_applies(s, a)) a.partial_stage = 0;  // e.g. its slices fit whole
   // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) have the
   // streamed kernels; the knobs leave the others automatic.
   if (cuda::one_pass_row_launch(a)) {
@@ -291,6 +319,9 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["ctas"] = plan.ctas;
   state.counters["threads"] = plan.threads;
   state.counters["staged"] = plan.staged ? 1 : 0;
+  // The fraction of each slice in shared memory (1 when staged whole; below 1: partly staged).
+  state.counters["staged_fraction"] =
+      plan.staged && plan.slice > 0 ? static_cast<double>(plan.staged_columns) / static_cast<double>(plan.slice) : 0.0;
   state.counters["persistent"] = plan.persistent ? 1 : 0;
   state.counters["streamed"] = plan.streamed ? 1 : 0;
   state.counters["registers"] = plan.registers;  // (streamed only)

@@ -59,7 +59,10 @@ def plan_of(m):
     if m.get("streamed"):
         regs = f", {m['registers']:.0f} regs" if m.get("registers") else ""
         return f"{m['ctas']:.0f} tiles{threads}, streamed{regs}"
-    return f"{m['ctas']:.0f}{threads}, " + ("staged" if m.get("staged") else "not staged")
+    if not m.get("staged"):
+        return f"{m['ctas']:.0f}{threads}, not staged"
+    part = m.get("staged_fraction", 1.0)
+    return f"{m['ctas']:.0f}{threads}, " + ("staged" if part >= 1.0 else f"{100 * part:.0f}% staged")
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

@@ -60,6 +60,16 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
 #endif
 }
 
+// By the issuing thread: asks the L2 to fetch `bytes` (a multiple of 16) from global src (16-byte
+// aligned), without waiting (cp.async.bulk.prefetch.L2: a hint; the emulator does nothing).
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+#else
+  (void)src;
+  (void)bytes;
+#endif
+}
 // Every thread of the CTA: waits until the phase with parity `phase` has completed.
 __device__ __forceinline__ void bulk_wait(BulkBarrier& b, unsigned phase) {
 #if defined(__CUDA_ARCH__)

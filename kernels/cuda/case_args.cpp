@@ -96,6 +96,7 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.stream_groups = o.stream_groups;
   a.stream_registers = o.stream_registers;
   a.cluster_policy = o.cluster_policy;
+  a.partial_stage = o.partial_stage;
   return a;
 }
 

@@ -51,6 +51,11 @@ struct LogitArgs {
   // completes (kernels/cuda/logit_rows_kernel.cuh).
   int row_grid = 0;
   bool allow_staging = true;                    // false: never keep rows in shared memory
+  // A partly staged plan (256-thread CTAs, 16 per row: each CTA keeps the first K chunks of its
+  // slices in shared memory, so that `partial_stage` CTAs share an SM, and reads the rest from
+  // the L2 in every pass): 0 automatic, 1 never, 2 or 3 CTAs per SM (an error where the slices
+  // would fit whole or no K fits). bench/RESULTS.md step 59.
+  int partial_stage = 0;
   // The streamed kernels of KL and cross-entropy (stream_plan.hpp; forward only and with
   // gradients): 0 automatic (where the launch can take them), 1 never (the cluster kernel), 2
   // always (an error where it cannot).
@@ -84,6 +89,7 @@ struct LogitPlan {
   int ctas = 1;
   int threads = 512;                  // per CTA: 256 or 512
   bool staged = false;
+  std::int64_t staged_columns = 0;    // staged: the columns of each slice in shared memory (slice, or K x 8)
   std::int64_t slice = 0;             // columns per CTA (a multiple of the 8-column chunk)
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)

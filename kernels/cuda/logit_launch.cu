@@ -21,7 +21,9 @@
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
 // memory, so that three CTAs share an SM and one's loads overlap the others' arithmetic; else
 // 256-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can
-// schedule (cudaOccupancyMaxActiveClusters >= 1); else 512-thread CTAs with the smallest C whose
+// schedule (cudaOccupancyMaxActiveClusters >= 1); else the partly staged plan (16 x 256, the
+// first K chunks of each slice on chip for three CTAs per SM, two for the one-pass rows with
+// gradients; LogitArgs::partial_stage) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
 // slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
 // support, device), so results are bitwise reproducible on a given device.
@@ -117,6 +119,8 @@ void validate(const LogitArgs& a, bool pointers) {
           std::to_string(a.stream_registers), "must be 0 (automatic), 64 or 80");
   require(a.cluster_policy >= 0 && a.cluster_policy <= 2, "cluster_policy", std::to_string(a.cluster_policy),
           "must be 0 (the driver's default), 1 (spread) or 2 (load balancing)");
+  require(a.partial_stage >= 0 && a.partial_stage <= 3, "partial_stage", std::to_string(a.partial_stage),
+          "must be 0 (automatic), 1 (never) or 2 or 3 (CTAs per SM)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -204,13 +208,14 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
   const SmemBudget budget = configure(fn);
   const std::size_t elem = float_kind_size(a.dtype);
   const bool support = a.support != nullptr;
-  auto make = [&](int ctas, int threads, bool staged) {
+  auto make = [&](int ctas, int threads, bool staged, std::int64_t kept = 0) {
     LogitPlan p;
     p.ctas = ctas;
     p.threads = threads;
     p.slice = slice_for(a.vocab, ctas);
     p.staged = staged;
-    p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support);
+    p.staged_columns = staged ? (kept > 0 ? kept : p.slice) : 0;
+    p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support, p.staged_columns);
     p.persistent = persistent_grid(a);
     return p;
   };
@@ -221,6 +226,28 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
     p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes, a.cluster_policy);
     return p;
   };
+  // The first K chunks of each slice that fit `per_sm` CTAs per SM (0: none fit).
+  auto partial_columns = [&](int ctas, int threads, int per_sm) {
+    return partial_stage_columns(per_sm == 2 ? budget.two : budget.three, threads, slice_for(a.vocab, ctas), elem,
+                                 support);
+  };
+  if (a.partial_stage >= 2) {  // forced: C (16 unless forced) x 256 threads, the first K chunks staged
+    const int ctas = a.cluster_ctas != 0 ? a.cluster_ctas : kMaxClusterCtas;
+    const int threads = a.row_threads != 0 ? a.row_threads : 256;
+    const std::size_t limit = a.partial_stage == 2 ? budget.two : budget.three;
+    const std::int64_t slice = slice_for(a.vocab, ctas);
+    const std::int64_t kept = partial_columns(ctas, threads, a.partial_stage);
+    if (!a.allow_staging || fits(ctas, threads, limit) || kept == 0)
+      throw InvalidArgument("partial_stage", std::to_string(a.partial_stage),
+                            "needs slices (" + std::to_string(slice) + " columns of V = " + std::to_string(a.vocab) +
+                                " over " + std::to_string(ctas) + " CTAs) that do not fit whole but of which a part "
+                                "fits " + std::to_string(a.partial_stage) + " CTAs per SM, and staging allowed");
+    LogitPlan p = schedulable(make(ctas, threads, true, kept));
+    if (p.resident_clusters < 1)
+      throw Unavailable("cuda backend: this device cannot schedule a partly staged cluster of " +
+                        std::to_string(p.ctas) + " CTAs x " + std::to_string(p.threads) + " threads");
+    return p;
+  }
   if (a.cluster_ctas != 0) {
     const int threads = a.row_threads != 0 ? a.row_threads : 512;
     LogitPlan p = schedulable(make(a.cluster_ctas, threads, fits(a.cluster_ctas, threads, budget.one)));
@@ -238,6 +265,19 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
                                                {128, budget.six}, {128, budget.three}};
   for (const auto& [threads, limit] : tiers) {
     if (a.row_threads != 0 && a.row_threads != threads) continue;
+    if (threads == 512 && a.row_threads == 0 && a.allow_staging && a.partial_stage == 0) {
+      // Before one 512-thread CTA per SM: the partly staged plan, 16 x 256 threads with two or
+      // three CTAs per SM (step 59, f32 4096x256000: 1.22-1.46x; three per SM for every launch
+      // but the one-pass rows' with gradients, whose fewer passes over the slice gained most
+      // from the larger part kept, two per SM), where at least half of each slice stays on chip.
+      const bool wants = a.grad_p != nullptr || a.grad_q != nullptr;
+      const int per_sm = wants && one_pass_row_launch(a) ? 2 : 3;
+      const std::int64_t kept = partial_columns(kMaxClusterCtas, 256, per_sm);
+      if (2 * kept >= slice_for(a.vocab, kMaxClusterCtas)) {
+        LogitPlan p = schedulable(make(kMaxClusterCtas, 256, true, kept));
+        if (p.resident_clusters >= 1) return p;
+      }
+    }
     for (int ctas : {1, 2, 4, 8, 16}) {
       if (!fits(ctas, threads, limit)) continue;
       LogitPlan p = schedulable(make(ctas, threads, true));
@@ -258,11 +298,11 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
 LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool>;
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
   const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
-                persistent_grid(a)};
+                persistent_grid(a), a.partial_stage};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

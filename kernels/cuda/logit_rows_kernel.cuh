@@ -12,11 +12,19 @@
 //   staged (the plan fits the slices in shared memory; at the benchmark shapes W x 2 rows is
 //   64 KB per CTA for bf16 at V = 128256 (C = 8) and V = 256000 (C = 16) and for f32 at
 //   V = 128256 (C = 16): three 256-thread CTAs per SM, so one CTA's loads overlap the others'
-//   arithmetic; f32 at V = 256000 stages 128 KB per CTA with C = 16: one 512-thread CTA per SM):
+//   arithmetic; f32 at V = 256000 would stage 128 KB per CTA with C = 16, one 512-thread CTA per
+//   SM, and the automatic plan stages part of each slice instead: partly staged, below):
 //     read y and x once into shared memory (aligned rows: one thread asks the bulk copy
 //     engine for the slice's whole chunks, bulk_copy.cuh; else each thread stages its chunks),
 //     then the scan and every later pass read shared memory; the gradients are written once.
 //     HBM traffic = the minimum: 2 V reads (+ V support bytes) and one write per gradient.
+//   partly staged (LogitArgs::partial_stage 2 or 3: 16 CTAs x 256 threads, so that two or three
+//     CTAs share an SM where whole slices allow only one): the first K chunks of each slice
+//     (K a multiple of 32: the staged test is warp-uniform) by the bulk copy engine, the rest
+//     read from global memory by every pass, after an L2 prefetch (cp.async.bulk.prefetch.L2)
+//     requested with the copy; HBM traffic the minimum while the rest stays in the L2; the
+//     summation order is the whole staged plan's (bench/RESULTS.md step 59: f32 4096x256000
+//     0.46-0.56 of the copy forward, 0.51-0.70 forward+backward, 1.21-1.46x one CTA per SM);
 //   not staged (slower fallback, rows too long for the cluster's shared memory):
 //     the same passes read global memory: 4 reads of both rows (3 without gradients).
 // The passes (each thread over its chunks; statistics combined across the cluster):
@@ -96,6 +104,7 @@ struct RowKernelParams {
   bool staged;
   bool prefetch;                 // forward-only persistent launch: prefetch each next row (process_row)
   bool allow_tame;
+  int staged_chunks;             // staged: chunks of each slice in shared memory (all, or the first K)
   unsigned long long* counters;  // LogitArgs::counters (diagnostics) or nullptr
   RowOptions opt;
   const float* coef;             // per sequence b; nullptr when no gradient is wanted
@@ -118,6 +127,7 @@ inline RowKernelParams make_row_params(const LogitArgs& a, const LogitPlan& plan
   prm.temperature = static_cast<float>(a.temperature);
   prm.prob_path = a.prob_path;
   prm.staged = plan.staged;
+  prm.staged_chunks = plan.staged ? static_cast<int>(plan.staged_columns / kChunk) : 0;
   prm.prefetch = plan.persistent && plan.staged && a.grad_p == nullptr && a.grad_q == nullptr;
   prm.allow_tame = a.allow_tame;
   prm.counters = a.counters;
@@ -145,6 +155,11 @@ struct SliceRef {
   Elem* s;        // the staged copy in shared memory, or nullptr (not staged)
   bool vec;       // whole chunks may move with 16-byte accesses (the rows are 16-byte aligned)
   uint32_t sa;    // shared_address(s) where staged (element_io.cuh load_staged)
+  // Chunks 0..k-1 are staged (0 when s is nullptr; every chunk of the slice when the plan stages
+  // it whole; the first K of a partly staged plan, K a multiple of 32, so the test is uniform
+  // across a warp: the chunks past K are read from global memory (L2) by every pass).
+  int k;
+  __device__ __forceinline__ bool staged(int i) const { return i < k; }
 };
 
 // The number of valid columns of chunk i of an n-column slice (1..8).
@@ -170,7 +185,7 @@ __device__ __forceinline__ void for_each_chunk(int n, const Body& body) {
 // Chunk i of a slice: from shared memory when staged, else from global memory.
 template <class Elem>
 __device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int cnt, RawChunk<Elem>& c) {
-  if (r.s) load_staged(r.s, r.sa, i, c);  // staged as whole aligned chunks
+  if (r.staged(i)) load_staged(r.s, r.sa, i, c);  // staged as whole aligned chunks
   else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
 }
 
@@ -182,7 +197,7 @@ template <bool kOneTest, class Elem>
 __device__ __forceinline__ void read_chunks(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int i, int cnt,
                                             RawChunk<Elem>& cy, RawChunk<Elem>& cx) {
   if constexpr (kOneTest) {
-    if (y.s) {  // staged as whole aligned chunks
+    if (y.staged(i)) {  // staged as whole aligned chunks
       load_staged(y.s, y.sa, i, cy);
       load_staged(x.s, x.sa, i, cx);
     } else {
@@ -225,7 +240,7 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
       const int i = base + u * cta_threads();
       if (i < chunks) {
         const int cnt = chunk_count(i, n);
-        if (y.s) {  // staged in full 8-column chunks (the slice buffers are rounded up to chunks)
+        if (y.staged(i)) {  // staged in full 8-column chunks (the slice buffers are rounded up to chunks)
           store_shared_chunk(y.s + i * kChunk, cy[u]);
           store_shared_chunk(x.s + i * kChunk, cx[u]);
         }
@@ -238,26 +253,43 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
 
 // Pass 1 over a slice staged by the bulk copy engine (whole chunks; process_row): the range of
 // the thread's chunks read from shared memory; the slice's partial last chunk, which the engine
-// does not copy, is loaded from global memory and staged by its thread.
+// does not copy, is loaded from global memory and staged by its thread. A partly staged plan's
+// chunks past K (y.staged false) are read from global memory here and in every later pass (the
+// bulk copy asked the L2 to prefetch them: SliceStream::request).
 template <class Elem>
 __device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n,
                                                  SideRange<Elem>& ry, SideRange<Elem>& rx) {
-  for_each_chunk(n, [&](int i, int cnt, auto whole) {
+  // The range does not depend on the order of the chunks: the staged ones in a loop of their
+  // own (the whole staged plans' only loop), then the rest.
+  const int whole = n / kChunk;
+  const int staged = whole < y.k ? whole : y.k;
+  int i = threadIdx.x;
+  for (; i < staged; i += cta_threads()) {
     RawChunk<Elem> cy, cx;
-    if constexpr (decltype(whole)::value) {
-      load_staged(y.s, y.sa, i, cy);
-      load_staged(x.s, x.sa, i, cx);
-      ry.add_whole(cy);
-      rx.add_whole(cx);
-    } else {
-      load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
-      load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
+    load_staged(y.s, y.sa, i, cy);
+    load_staged(x.s, x.sa, i, cx);
+    ry.add_whole(cy);
+    rx.add_whole(cx);
+  }
+  for (; i < whole; i += cta_threads()) {  // a partly staged plan's chunks past K
+    RawChunk<Elem> cy, cx;
+    load_raw<Elem, true>(y.g + i * kChunk, kChunk, true, cy);
+    load_raw<Elem, true>(x.g + i * kChunk, kChunk, true, cx);
+    ry.add_whole(cy);
+    rx.add_whole(cx);
+  }
+  if (i == whole && n % kChunk != 0) {  // the partial last chunk, in the thread that owns it
+    const int cnt = n - whole * kChunk;
+    RawChunk<Elem> cy, cx;
+    load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
+    load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
+    if (y.staged(i)) {
       store_shared_chunk(y.s + i * kChunk, cy);
       store_shared_chunk(x.s + i * kChunk, cx);
-      ry.add(cy, cnt);
-      rx.add(cx, cnt);
     }
-  });
+    ry.add(cy, cnt);
+    rx.add(cx, cnt);
+  }
 }
 
 __device__ __forceinline__ void copy_bytes(const uint8_t* __restrict__ g, int n, uint8_t* stage) {
@@ -874,16 +906,24 @@ struct SliceStream {
   uint32_t ys_sa, xs_sa;  // their shared_address
   unsigned uses = 0;
   int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
-  // Thread 0: requests the whole chunks (bytes) of this CTA's slices of `row`.
-  __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes) {
+  // Thread 0: requests the staged whole chunks (bytes) of this CTA's slices of `row`, and asks
+  // the L2 to prefetch the whole chunks after them (tail bytes: a partly staged plan's, which
+  // every pass reads from global memory; 0 otherwise).
+  __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes,
+                                          unsigned tail) {
     request_slices(bar, ys, xs, static_cast<const Elem*>(prm.y), static_cast<const Elem*>(prm.x),
-                   row * prm.vocab + v0, bytes);
+                   row * prm.vocab + v0, bytes, tail);
   }
   __device__ static __forceinline__ void request_slices(BulkBarrier& bar, Elem* ys, Elem* xs, const Elem* y,
-                                                        const Elem* x, int64_t off, unsigned bytes) {
+                                                        const Elem* x, int64_t off, unsigned bytes, unsigned tail) {
     bulk_arm(bar, 2 * bytes);
     bulk_copy(ys, y + off, bytes, bar);
     bulk_copy(xs, x + off, bytes, bar);
+    if (tail > 0) {
+      const int64_t past = off + bytes / sizeof(Elem);
+      bulk_prefetch_l2(y + past, tail);
+      bulk_prefetch_l2(x + past, tail);
+    }
   }
 };
 
@@ -916,9 +956,15 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa};
-  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa};
-  const unsigned bytes = static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
+  const int k = prm.staged ? prm.staged_chunks : 0;
+  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa, k};
+  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa, k};
+  // The bulk copy's whole chunks (all of them, or a partly staged plan's first K), and the whole
+  // chunks after them, which the L2 prefetches.
+  const int whole = n / kChunk;
+  const int staged_whole = whole < k ? whole : k;
+  const unsigned bytes = static_cast<unsigned>(staged_whole) * kChunk * static_cast<unsigned>(sizeof(Elem));
+  const unsigned tail = static_cast<unsigned>(whole - staged_whole) * kChunk * static_cast<unsigned>(sizeof(Elem));
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
   // chunks (bulk_copy.cuh; requested here, or ahead by the previous row; every read of the
@@ -927,7 +973,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   if (prm.staged && in_vec) {
     if (bytes > 0) {
       if (stream.ahead != row) {
-        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes);
+        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes, tail);
       } else if (prm.counters && leader) {
         atomicAdd(prm.counters + kPrefetchedRowsCounter, 1ull);  // diagnostics: its slices came ahead
       }
@@ -954,7 +1000,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const Elem* const xb = static_cast<const Elem*>(prm.x);
   const int64_t next_off = next * prm.vocab + v0;
   auto prefetch = [=]() {
-    if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
+    if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes, tail);
   };
   ex.make_ready(cl);
   constexpr bool kPlain = kNoSupport<kCols>;
@@ -1008,7 +1054,8 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   const int64_t v0 = rank * prm.slice;
   const int64_t left = prm.vocab - v0;
   const int n = static_cast<int>(left <= 0 ? 0 : (left < prm.slice ? left : prm.slice));
-  const int64_t slice_bytes = (prm.slice * static_cast<int64_t>(sizeof(Elem)) + 15) / 16 * 16;
+  // (A partly staged plan's slice buffers hold its first K chunks: staged_chunks.)
+  const int64_t slice_bytes = (prm.staged_chunks * static_cast<int64_t>(kChunk * sizeof(Elem)) + 15) / 16 * 16;
   // plan_math.hpp dynamic_bytes: the staged slices first (so that their addresses are the
   // dynamic window's start plus the uniform slice size, which the compiler keeps in uniform
   // registers: element_io.cuh load_staged), then the reduction records.

@@ -36,15 +36,37 @@ inline std::int64_t slice_for(std::int64_t vocab, int ctas) {
   return (per + kChunkColumns - 1) / kChunkColumns * kChunkColumns;
 }
 
-inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support) {
+// The staged bytes of a CTA: both rows' first `kept` columns of the slice (all of it, or a partly
+// staged plan's first K chunks: partial_stage_columns) and the whole slice's support bytes.
+inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support, std::int64_t kept) {
   auto r16 = [](std::size_t n) { return (n + 15) / 16 * 16; };
-  const auto w = static_cast<std::size_t>(slice);
-  return 2 * r16(w * elem) + (support ? r16(w) : 0);
+  return 2 * r16(static_cast<std::size_t>(kept) * elem) + (support ? r16(static_cast<std::size_t>(slice)) : 0);
+}
+inline std::size_t staged_bytes(std::int64_t slice, std::size_t elem, bool support) {
+  return staged_bytes(slice, elem, support, slice);
 }
 
 // The dynamic shared memory of a CTA: (staged) the slices, then the reduction records.
+inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support,
+                                 std::int64_t kept) {
+  return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support, kept) : 0);
+}
 inline std::size_t dynamic_bytes(int threads, bool staged, std::int64_t slice, std::size_t elem, bool support) {
-  return record_bytes(threads) + (staged ? staged_bytes(slice, elem, support) : 0);
+  return dynamic_bytes(threads, staged, slice, elem, support, slice);
+}
+
+// A partly staged plan keeps the first K chunks of each slice in shared memory and reads the rest
+// from global memory (the L2) in every pass; K is a multiple of this many chunks, so that the
+// staged test of a thread's chunk (t + j N, N a multiple of 32) is the same across a warp.
+inline constexpr std::int64_t kPartialStageChunks = 32;
+// The most columns of a slice (a multiple of kPartialStageChunks chunks, below the whole slice)
+// whose staged bytes fit `limit` with the records of `threads`; 0 if none.
+inline std::int64_t partial_stage_columns(std::size_t limit, int threads, std::int64_t slice, std::size_t elem,
+                                          bool support) {
+  constexpr std::int64_t step = kPartialStageChunks * kChunkColumns;
+  std::int64_t kept = (slice - 1) / step * step;
+  while (kept > 0 && dynamic_bytes(threads, true, slice, elem, support, kept) > limit) kept -= step;
+  return kept;
 }
 
 }  // namespace divcheck::cuda

@@ -51,6 +51,14 @@ TEST(CudaDeviceApi, RejectsBadArgumentsBeforeAnyCudaCall) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "cluster_policy");
   }
+  a.cluster_policy = 0;
+  a.partial_stage = 4;
+  try {
+    (void)cuda::plan_logit_divergence(a);
+    FAIL() << "partial_stage = 4 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "partial_stage");
+  }
   cuda::TvdProbArgs t;
   t.rows = 2;
   t.vocab = -1;

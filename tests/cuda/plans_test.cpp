@@ -113,6 +113,71 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
     }
 }
 
+// A partly staged plan (LogitArgs::partial_stage: each CTA keeps the first K chunks of its slices
+// in shared memory and reads the rest from global memory in every pass) has the summation order
+// of the whole staged plan of the same C x N: every logit row, forward only (the cluster kernel:
+// stream_rows 1; forward-only launches run the persistent grid, which prefetches the next row's
+// staged part and asks the L2 for the rest) and with gradients, gives bitwise its results. The
+// shapes are those where the plan applies (slices that fit an SM whole but not two or three per
+// SM): f32 at V = 256000 with 16 CTAs, bf16 at 256000 with 8; V = 256003 gives unaligned rows
+// (each thread stages its own chunks below K) and a partial last chunk past K.
+TEST_F(GpuPlans, PartlyStagedPlansEqualTheWholeStagedPlanBitwise) {
+  int compared = 0;
+  for (DivergenceId id : logit_rows())
+    for (DType dt : {DType::f32, DType::bf16})
+      for (std::int64_t V : {256000, 256003}) {
+        if (dt == DType::bf16 && V != 256000) continue;
+        const int ctas = dt == DType::f32 ? 16 : 8;
+        for (bool forward_only : {true, false}) {
+          Case c = varied_case(id, dt, 2, 3, V, 95 + static_cast<std::uint64_t>(V));
+          if (forward_only) {
+            c.wants_grad.clear();
+            c.grad_output = Tensor();
+          }
+          CudaOptions whole;
+          whole.cluster_ctas = ctas;
+          whole.row_threads = 256;
+          whole.stream_rows = 1;
+          const cuda::LogitPlan wp = cuda::plan_for_case(c, whole);
+          ASSERT_TRUE(wp.staged);
+          ASSERT_EQ(wp.staged_columns, wp.slice);
+          const Outputs a = compute(*cuda::make_cuda_backend_with(whole), c);
+          for (int per_sm : {2, 3}) {
+            CudaOptions part = whole;
+            part.cluster_ctas = ctas;
+            part.partial_stage = per_sm;
+            const cuda::LogitPlan pp = cuda::plan_for_case(c, part);
+            SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward") + " V=" + std::to_string(V) +
+                         ", " + std::to_string(per_sm) + " CTAs per SM: " + std::to_string(pp.staged_columns) +
+                         " of " + std::to_string(pp.slice) + " columns staged");
+            EXPECT_EQ(pp.ctas, ctas);
+            EXPECT_EQ(pp.threads, 256);
+            EXPECT_TRUE(pp.staged);
+            EXPECT_GT(pp.staged_columns, 0);
+            EXPECT_LT(pp.staged_columns, pp.slice);
+            EXPECT_EQ(pp.staged_columns % 256, 0);
+            EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(part), c)));
+            ++compared;
+          }
+        }
+      }
+  std::cout << "[ mix  ] " << compared << " partly staged runs compared bitwise\n";
+  EXPECT_EQ(compared, 9 * 3 * 2 * 2);
+}
+
+// partial_stage is refused, naming it, where the slices fit whole (a small V).
+TEST_F(GpuPlans, PartialStageIsRefusedWhereTheSlicesFitWhole) {
+  const Case c = varied_case(DivergenceId::masked_kl_divergence, DType::bf16, 1, 2, 20000, 7);
+  CudaOptions o;
+  o.partial_stage = 2;
+  try {
+    (void)cuda::plan_for_case(c, o);
+    FAIL() << "partial_stage 2 accepted at V = 20000";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "partial_stage");
+  }
+}
+
 // A case run twice: on the persistent grid (row_grid 2, with the count of prefetched rows) and
 // with one cluster per row (row_grid 1). The plan must be persistent and staged, with at most
 // 500 resident clusters (every cluster of a 1000-row case loops over two rows or more).
@@ -507,11 +572,19 @@ TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {
       std::cout << "[ plan ] V=" << V << " " << short_name(dt) << ": " << plan.ctas << " CTAs x " << plan.threads
                 << " threads per row, "
                 << (plan.staged ? "staged" : "NOT staged (multi-pass fallback)") << ", slice " << plan.slice
-                << " columns, " << plan.dynamic_smem_bytes << " bytes of shared memory per CTA\n";
-      // 2 bytes x 2 rows x V / C fits 227 KB with C = 4 (128256) or 8 (256000); f32 needs
-      // C = 8 resp. 16, and the 16-CTA cluster is the one a device may refuse.
-      if (!(V == 256000 && dt == DType::f32)) {
-        EXPECT_TRUE(plan.staged);
+                << " columns (" << plan.staged_columns << " on chip), " << plan.dynamic_smem_bytes
+                << " bytes of shared memory per CTA\n";
+      // Three 256-thread CTAs per SM with whole slices, except f32 at 256000 (2 x 4 x 16000 bytes
+      // fit one CTA per SM): there the partly staged plan, 16 x 256 with the first 8192 columns on
+      // chip (three per SM; this total variation launch is not a one-pass row's). The 16-CTA
+      // cluster is the one a device may refuse.
+      EXPECT_TRUE(plan.staged);
+      EXPECT_EQ(plan.threads, 256);
+      if (V == 256000 && dt == DType::f32) {
+        EXPECT_EQ(plan.ctas, 16);
+        EXPECT_EQ(plan.staged_columns, 8192);
+      } else {
+        EXPECT_EQ(plan.staged_columns, plan.slice);
       }
       EXPECT_TRUE(gpu_passes(gpu(), c));
     }

@@ -188,10 +188,25 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
     // The emulator's grid has two clusters looping over the rows (emulate_rows), so the
     // prefetch of forward-only launches runs unless one cluster per row is forced.
     plan.persistent = options_.row_grid != 1;
-    const std::size_t need = staged_bytes(plan.slice, float_kind_size(a.dtype), a.support != nullptr);
+    const std::size_t elem = float_kind_size(a.dtype);
+    const std::size_t need = staged_bytes(plan.slice, elem, a.support != nullptr);
     plan.staged = options_.allow_staging && need <= kSharedBudget;
-    plan.dynamic_smem_bytes = dynamic_bytes(plan.threads, plan.staged, plan.slice, float_kind_size(a.dtype),
-                                            a.support != nullptr);
+    plan.staged_columns = plan.staged ? plan.slice : 0;
+    if (options_.partial_stage >= 2) {
+      // A partly staged plan as the launcher's (LogitArgs::partial_stage), with the emulator's
+      // budget shared by partial_stage CTAs; the caller picks a V whose slices do not fit whole.
+      if (options_.row_threads == 0) plan.threads = 256;
+      const std::size_t limit = kSharedBudget / static_cast<std::size_t>(options_.partial_stage);
+      const std::int64_t kept = partial_stage_columns(limit, plan.threads, plan.slice, elem, a.support != nullptr);
+      if (!options_.allow_staging || kept == 0 ||
+          dynamic_bytes(plan.threads, true, plan.slice, elem, a.support != nullptr) <= limit)
+        throw InvalidArgument("partial_stage", std::to_string(options_.partial_stage),
+                              "needs slices that do not fit whole (emulator)");
+      plan.staged = true;
+      plan.staged_columns = kept;
+    }
+    plan.dynamic_smem_bytes =
+        dynamic_bytes(plan.threads, plan.staged, plan.slice, elem, a.support != nullptr, plan.staged_columns);
   }
 
   // The launch sequence of launch_logit_divergence.

@@ -393,6 +393,35 @@ TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
   EXPECT_EQ(deferred, 2);  // ts-KL (the KL policy) at both temperatures
 }
 
+// A partly staged plan (LogitArgs::partial_stage: the first K chunks of each slice in shared
+// memory, the rest read from global memory by every pass) sums in the unstaged plan's order:
+// every logit row, forward only (the cluster kernel, stream_rows 1; the emulator's two clusters
+// loop over the rows, so the forward-only launches prefetch each next row's staged part) and with
+// gradients, on the plain path and the varied one, bitwise the unstaged plan's results. 2 CTAs
+// of 256 threads; V = 60000 (aligned rows: the bulk copy of K chunks) and 60001 (unaligned
+// rows: each thread stages its chunks below K; a partial last chunk past K), with the emulator's
+// budget shared by 3 CTAs (K about 17000 of the 30000 columns of a 16-bit slice).
+TEST(KernelEmulation, PartlyStagedPlansEqualTheUnstagedPlanBitwise) {
+  int runs = 0;
+  for (DivergenceId id : gpu_rows())
+    if (id != DivergenceId::tvd_prob)
+      for (std::int64_t V : {60000, 60001})
+        for (bool plain : {true, false})
+          for (bool fwd : {true, false}) {
+            Case c = varied_case(id, DType::bf16, 1, 3, V, 97 + static_cast<std::uint64_t>(V));
+            if (plain) make_plain(c);
+            if (fwd) c = forward_only(c);
+            CudaOptions part{2, true, true, nullptr, 256}, unstaged{2, false, true, nullptr, 256};
+            part.partial_stage = 3;
+            part.stream_rows = unstaged.stream_rows = 1;
+            SCOPED_TRACE(label(c) + " V=" + std::to_string(V) + (plain ? " plain" : "") + (fwd ? " forward" : ""));
+            EXPECT_TRUE(bitwise_same(compute(*make_emulated_cuda_backend(part), c),
+                                     compute(*make_emulated_cuda_backend(unstaged), c)));
+            ++runs;
+          }
+  EXPECT_EQ(runs, 9 * 2 * 2 * 2);
+}
+
 // A cluster plan: judged against the reference; staged and unstaged bitwise equal. plain: the
 // kernel's plain path (log-softmax, no support mask: varied_case gives the rows that have one a
 // support mask), where T = 1 takes one_exchange_row.

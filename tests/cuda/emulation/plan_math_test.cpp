@@ -64,6 +64,34 @@ TEST(PlanMath, BenchmarkShapesStageThree256ThreadCtasPerSmExceptF32At256000) {
   EXPECT_EQ(smallest_fitting(256000, 4, 512, kOnePerSm), 16);    //       one 512-thread CTA per SM
 }
 
+// The partly staged plan (partial_stage_columns): the most columns, a multiple of 32 chunks and
+// below the slice, whose staged bytes with the records fit the limit; at the f32 4096x256000
+// benchmark shape with 16 x 256 threads, 13056 of 16000 columns for two CTAs per SM (82%) and
+// 8192 for three (51%); bf16 with 8 CTAs (32000 columns of 2 bytes) 26368 for two.
+TEST(PlanMath, PartlyStagedColumnsAreTheMostWholeWarpChunksThatFit) {
+  constexpr std::int64_t step = kPartialStageChunks * kChunkColumns;
+  EXPECT_EQ(step, 256);
+  for (std::size_t elem : {2u, 4u})
+    for (bool support : {false, true})
+      for (std::int64_t slice : {256, 2048, 8016, 16000, 32000, 65536})
+        for (std::size_t limit : {kThreePerSm, kTwoPerSm, std::size_t{20000}, std::size_t{9000}}) {
+          const std::int64_t k = partial_stage_columns(limit, 256, slice, elem, support);
+          SCOPED_TRACE(std::to_string(elem) + " " + std::to_string(slice) + " " + std::to_string(limit));
+          EXPECT_EQ(k % step, 0);
+          EXPECT_GE(k, 0);
+          EXPECT_LT(k, slice);
+          if (k > 0) EXPECT_LE(dynamic_bytes(256, true, slice, elem, support, k), limit);
+          if (k + step < slice) EXPECT_GT(dynamic_bytes(256, true, slice, elem, support, k + step), limit);
+          // The support bytes stay whole: they count the slice, not K.
+          EXPECT_EQ(staged_bytes(slice, elem, support, k) - staged_bytes(slice, elem, false, k),
+                    support ? static_cast<std::size_t>((slice + 15) / 16 * 16) : 0u);
+        }
+  EXPECT_EQ(partial_stage_columns(kTwoPerSm, 256, slice_for(256000, 16), 4, false), 13056);
+  EXPECT_EQ(partial_stage_columns(kThreePerSm, 256, slice_for(256000, 16), 4, false), 8192);
+  EXPECT_EQ(partial_stage_columns(kTwoPerSm, 256, slice_for(256000, 8), 2, false), 26368);
+  EXPECT_EQ(dynamic_bytes(256, true, 16000, 4, false, 16000), dynamic_bytes(256, true, 16000, 4, false));
+}
+
 // The rounding depth of a row sum of the one-pass rows' single exchange (row_reduce.cuh
 // reduce_one_exchange; docs/tolerances.md, "One exchange"), for V columns, C CTAs of N threads:
 // a chunk's 8 terms pairwise (3), the thread's chunks in order (ceil(W / 8N)); then three stages
