@@ -99,6 +99,13 @@ struct LogitPlan {
   bool streamed = false;
   int registers = 0;                  // streamed: the kernel's register cap (64 or 80)
 };
+
+// A partly staged plan (LogitArgs::partial_stage): staged, but only the first K chunks of each
+// slice. It runs kernels of its own (logit_rows_body<..., kPartial>, whose chunk-index staged test
+// would cost the whole staged kernels registers: bench/RESULTS.md step 60), compiled for float32
+// logits only: 16-bit slices fit whole up to V of about 360000 (16 CTAs of 256 threads).
+inline bool partly_staged(const LogitPlan& p) { return p.staged && p.staged_columns < p.slice; }
+inline constexpr FloatKind kPartialStageDtype = FloatKind::f32;
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };
 

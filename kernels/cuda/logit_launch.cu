@@ -23,7 +23,8 @@
 // 256-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can
 // schedule (cudaOccupancyMaxActiveClusters >= 1); else the partly staged plan (16 x 256, the
 // first K chunks of each slice on chip for three CTAs per SM, two for the one-pass rows with
-// gradients; LogitArgs::partial_stage) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
+// gradients; LogitArgs::partial_stage; float32 logits only, which run it on kernels of their own:
+// device_types.hpp partly_staged) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
 // slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
 // support, device), so results are bitwise reproducible on a given device.
@@ -70,13 +71,25 @@ struct LaunchCombine {
   }
 };
 
-RowKernel select_kernel(FloatKind dt, LogitKind k, RowVariant variant, RowPaths paths) {
-  switch (dt) {
-    case FloatKind::f32: return row_kernel_f32(k, variant, paths);
-    case FloatKind::bf16: return row_kernel_bf16(k, variant, paths);
-    case FloatKind::f16: return row_kernel_f16(k, variant, paths);
+// The row kernels of a launch: the one every plan but a partly staged one runs, and the partly
+// staged one (device_types.hpp partly_staged; float32 logits only, else nullptr).
+struct RowKernels {
+  RowKernel whole = nullptr;
+  RowKernel partial = nullptr;
+  RowKernel of(const LogitPlan& p) const { return partly_staged(p) ? partial : whole; }
+};
+
+RowKernels select_kernels(const LogitArgs& a) {
+  const RowVariant variant = row_variant(a);
+  const RowPaths paths = row_paths(a);
+  static_assert(kPartialStageDtype == FloatKind::f32, "the partly staged kernels are float32's");
+  switch (a.dtype) {
+    case FloatKind::f32:
+      return {row_kernel_f32(a.kind, variant, paths), row_kernel_f32_partial(a.kind, variant, paths)};
+    case FloatKind::bf16: return {row_kernel_bf16(a.kind, variant, paths), nullptr};
+    case FloatKind::f16: return {row_kernel_f16(a.kind, variant, paths), nullptr};
   }
-  throw InvalidArgument("dtype", std::to_string(static_cast<int>(dt)), "not f32, bf16 or f16");
+  throw InvalidArgument("dtype", std::to_string(static_cast<int>(a.dtype)), "not f32, bf16 or f16");
 }
 
 void require(bool ok, const char* argument, const std::string& value, const char* why) {
@@ -121,6 +134,9 @@ void validate(const LogitArgs& a, bool pointers) {
           "must be 0 (the driver's default), 1 (spread) or 2 (load balancing)");
   require(a.partial_stage >= 0 && a.partial_stage <= 3, "partial_stage", std::to_string(a.partial_stage),
           "must be 0 (automatic), 1 (never) or 2 or 3 (CTAs per SM)");
+  require(a.partial_stage < 2 || a.dtype == kPartialStageDtype, "partial_stage", std::to_string(a.partial_stage),
+          "needs float32 logits: the partly staged kernels are compiled for float32 only (16-bit slices fit "
+          "whole up to V of about 360000)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -204,8 +220,9 @@ bool persistent_grid(const LogitArgs& a) {
   return a.grad_p == nullptr && a.grad_q == nullptr;
 }
 
-LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
-  const SmemBudget budget = configure(fn);
+LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
+  const SmemBudget budget = configure(ks.whole);
+  if (ks.partial) configure(ks.partial);  // (the same static shared memory, so the same budget)
   const std::size_t elem = float_kind_size(a.dtype);
   const bool support = a.support != nullptr;
   auto make = [&](int ctas, int threads, bool staged, std::int64_t kept = 0) {
@@ -223,7 +240,7 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
     return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support) <= limit;
   };
   auto schedulable = [&](LogitPlan p) {
-    p.resident_clusters = resident_clusters(fn, p.ctas, p.threads, p.dynamic_smem_bytes, a.cluster_policy);
+    p.resident_clusters = resident_clusters(ks.of(p), p.ctas, p.threads, p.dynamic_smem_bytes, a.cluster_policy);
     return p;
   };
   // The first K chunks of each slice that fit `per_sm` CTAs per SM (0: none fit).
@@ -265,7 +282,7 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
                                                {128, budget.six}, {128, budget.three}};
   for (const auto& [threads, limit] : tiers) {
     if (a.row_threads != 0 && a.row_threads != threads) continue;
-    if (threads == 512 && a.row_threads == 0 && a.allow_staging && a.partial_stage == 0) {
+    if (threads == 512 && a.row_threads == 0 && a.allow_staging && a.partial_stage == 0 && ks.partial) {
       // Before one 512-thread CTA per SM: the partly staged plan, 16 x 256 threads with two or
       // three CTAs per SM (step 59, f32 4096x256000: 1.22-1.46x; three per SM for every launch
       // but the one-pass rows' with gradients, whose fewer passes over the slice gained most
@@ -295,20 +312,20 @@ LogitPlan compute_plan(const LogitArgs& a, RowKernel fn) {
 
 // Plans are cached per (kernel, device, V, support, tuning): the occupancy queries cost tens of
 // microseconds, which a benchmark's event timing would otherwise include.
-LogitPlan plan_for(const LogitArgs& a, RowKernel fn) {
+LogitPlan plan_for(const LogitArgs& a, const RowKernels& ks) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{fn, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
+  const Key key{ks.whole, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
                 persistent_grid(a), a.partial_stage};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  const LogitPlan plan = compute_plan(a, fn);
+  const LogitPlan plan = compute_plan(a, ks);
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, plan);
   return plan;
@@ -424,14 +441,14 @@ LogitPlan plan_logit_divergence(const LogitArgs& a) {
   validate(a, false);
   const LogitPlan streamed = device_stream_plan(a);
   if (streamed.streamed) return streamed;
-  return plan_for(a, select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a)));
+  return plan_for(a, select_kernels(a));
 }
 
 LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   validate(a, true);
   const LogitPlan streamed = device_stream_plan(a);
-  const RowKernel fn = streamed.streamed ? nullptr : select_kernel(a.dtype, a.kind, row_variant(a), row_paths(a));
-  const LogitPlan plan = streamed.streamed ? streamed : plan_for(a, fn);
+  const RowKernels ks = streamed.streamed ? RowKernels{} : select_kernels(a);
+  const LogitPlan plan = streamed.streamed ? streamed : plan_for(a, ks);
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
   const bool wants = a.grad_output != nullptr;
 
@@ -444,7 +461,7 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   const RowKernelParams prm = make_row_params(a, plan, ws.row_loss, wants ? ws.coef : nullptr);
   if (plan.streamed && wants) launch_streamed_grad_rows(a, plan, prm, ws, stream);
   else if (plan.streamed) launch_streamed_rows(a, plan, prm, stream);
-  else launch_cluster_rows(a, plan, fn, prm, stream);
+  else launch_cluster_rows(a, plan, ks.of(plan), prm, stream);
   launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss, stream);
   return plan;
 }

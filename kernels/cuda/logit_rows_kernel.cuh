@@ -24,7 +24,9 @@
 //     read from global memory by every pass, after an L2 prefetch (cp.async.bulk.prefetch.L2)
 //     requested with the copy; HBM traffic the minimum while the rest stays in the L2; the
 //     summation order is the whole staged plan's (bench/RESULTS.md step 59: f32 4096x256000
-//     0.46-0.56 of the copy forward, 0.51-0.70 forward+backward, 1.21-1.46x one CTA per SM);
+//     0.46-0.56 of the copy forward, 0.51-0.70 forward+backward, 1.21-1.46x one CTA per SM).
+//     Kernels of their own (kPartial; float32 only: device_types.hpp partly_staged), so that
+//     the chunk-index staged test stays out of every other kernel (step 60);
 //   not staged (slower fallback, rows too long for the cluster's shared memory):
 //     the same passes read global memory: 4 reads of both rows (3 without gradients).
 // The passes (each thread over its chunks; statistics combined across the cluster):
@@ -104,9 +106,12 @@ struct RowKernelParams {
   bool staged;
   bool prefetch;                 // forward-only persistent launch: prefetch each next row (process_row)
   bool allow_tame;
-  int staged_chunks;             // staged: chunks of each slice in shared memory (all, or the first K)
   unsigned long long* counters;  // LogitArgs::counters (diagnostics) or nullptr
   RowOptions opt;
+  // A partly staged kernel's K (logit_rows_body<..., kPartial>): the chunks of each slice in
+  // shared memory. In the 4 bytes of padding after opt: a field that moved every later one
+  // changed the code of the whole staged kernels (bench/RESULTS.md step 60).
+  int staged_chunks;
   const float* coef;             // per sequence b; nullptr when no gradient is wanted
   void* gp;                      // d/dy or nullptr
   void* gq;                      // d/dx or nullptr
@@ -148,16 +153,27 @@ template <class Elem>
 inline constexpr int kLoadUnroll = sizeof(Elem) == 4 ? 1 : 2;
 inline constexpr int kQuietNaNBits = 0x7fc00000;  // the NaN the CPU backend writes (quiet_NaN)
 
-// One side's slice of the current row as a thread sees it.
-template <class Elem>
+// One side's slice of the current row as a thread sees it. kPartial: a partly staged kernel's
+// (logit_rows_body), whose slices keep only their first k chunks in shared memory; every other
+// kernel stages a slice whole or not at all, and its staged test is the pointer's (with the
+// slice's bound, the compiler then knows every chunk index staged: a run-time chunk test in
+// those kernels cost up to 11 registers and a stack frame, bench/RESULTS.md step 60).
+template <class Elem, bool kPartial = false>
 struct SliceRef {
   const Elem* g;  // global memory (the row's slice)
   Elem* s;        // the staged copy in shared memory, or nullptr (not staged)
   bool vec;       // whole chunks may move with 16-byte accesses (the rows are 16-byte aligned)
   uint32_t sa;    // shared_address(s) where staged (element_io.cuh load_staged)
-  // Chunks 0..k-1 are staged (0 when s is nullptr; every chunk of the slice when the plan stages
-  // it whole; the first K of a partly staged plan, K a multiple of 32, so the test is uniform
-  // across a warp: the chunks past K are read from global memory (L2) by every pass).
+  __device__ __forceinline__ bool staged(int) const { return s != nullptr; }
+};
+template <class Elem>
+struct SliceRef<Elem, true> {
+  const Elem* g;
+  Elem* s;
+  bool vec;
+  uint32_t sa;
+  // Chunks 0..k-1 are staged (0 when s is nullptr; K a multiple of 32 chunks, so the test is
+  // uniform across a warp): the chunks past K are read from global memory (L2) by every pass.
   int k;
   __device__ __forceinline__ bool staged(int i) const { return i < k; }
 };
@@ -183,8 +199,8 @@ __device__ __forceinline__ void for_each_chunk(int n, const Body& body) {
 }
 
 // Chunk i of a slice: from shared memory when staged, else from global memory.
-template <class Elem>
-__device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int cnt, RawChunk<Elem>& c) {
+template <class Elem, bool kP>
+__device__ __forceinline__ void read_chunk(const SliceRef<Elem, kP>& r, int i, int cnt, RawChunk<Elem>& c) {
   if (r.staged(i)) load_staged(r.s, r.sa, i, c);  // staged as whole aligned chunks
   else load_raw<Elem, true>(r.g + i * kChunk, cnt, r.vec && cnt == kChunk, c);
 }
@@ -193,8 +209,8 @@ __device__ __forceinline__ void read_chunk(const SliceRef<Elem>& r, int i, int c
 // staged together, process_row), else each side's own (read_chunk). Only the code differs: one
 // test per chunk made the loss-only kernels 1-6% faster and the others up to 13% slower (the
 // register allocation of their loops, bench/RESULTS.md step 46), so kOneTest is kIsLossOnly.
-template <bool kOneTest, class Elem>
-__device__ __forceinline__ void read_chunks(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int i, int cnt,
+template <bool kOneTest, class Elem, bool kP>
+__device__ __forceinline__ void read_chunks(const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x, int i, int cnt,
                                             RawChunk<Elem>& cy, RawChunk<Elem>& cx) {
   if constexpr (kOneTest) {
     if (y.staged(i)) {  // staged as whole aligned chunks
@@ -219,8 +235,8 @@ __device__ __forceinline__ void store_shared_chunk(Elem* dst, const RawChunk<Ele
 }
 
 // Pass 1 over the thread's chunks of both sides: their range (row_range.cuh); stages the chunks.
-template <class Elem>
-__device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n, SideRange<Elem>& ry,
+template <class Elem, bool kP>
+__device__ __forceinline__ void scan_slices(const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x, int n, SideRange<Elem>& ry,
                                             SideRange<Elem>& rx) {
   const int chunks = (n + kChunk - 1) / kChunk;
   constexpr int kUnroll = kLoadUnroll<Elem>;
@@ -253,42 +269,61 @@ __device__ __forceinline__ void scan_slices(const SliceRef<Elem>& y, const Slice
 
 // Pass 1 over a slice staged by the bulk copy engine (whole chunks; process_row): the range of
 // the thread's chunks read from shared memory; the slice's partial last chunk, which the engine
-// does not copy, is loaded from global memory and staged by its thread. A partly staged plan's
-// chunks past K (y.staged false) are read from global memory here and in every later pass (the
-// bulk copy asked the L2 to prefetch them: SliceStream::request).
-template <class Elem>
-__device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem>& y, const SliceRef<Elem>& x, int n,
+// does not copy, is loaded from global memory and staged by its thread. A partly staged
+// kernel's chunks past K (kP) are read from global memory here and in every later pass (the
+// bulk copy asked the L2 to prefetch them: SliceStream::request_slices).
+template <class Elem, bool kP>
+__device__ __forceinline__ void scan_bulk_staged(const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x, int n,
                                                  SideRange<Elem>& ry, SideRange<Elem>& rx) {
-  // The range does not depend on the order of the chunks: the staged ones in a loop of their
-  // own (the whole staged plans' only loop), then the rest.
-  const int whole = n / kChunk;
-  const int staged = whole < y.k ? whole : y.k;
-  int i = threadIdx.x;
-  for (; i < staged; i += cta_threads()) {
-    RawChunk<Elem> cy, cx;
-    load_staged(y.s, y.sa, i, cy);
-    load_staged(x.s, x.sa, i, cx);
-    ry.add_whole(cy);
-    rx.add_whole(cx);
-  }
-  for (; i < whole; i += cta_threads()) {  // a partly staged plan's chunks past K
-    RawChunk<Elem> cy, cx;
-    load_raw<Elem, true>(y.g + i * kChunk, kChunk, true, cy);
-    load_raw<Elem, true>(x.g + i * kChunk, kChunk, true, cx);
-    ry.add_whole(cy);
-    rx.add_whole(cx);
-  }
-  if (i == whole && n % kChunk != 0) {  // the partial last chunk, in the thread that owns it
-    const int cnt = n - whole * kChunk;
-    RawChunk<Elem> cy, cx;
-    load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
-    load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
-    if (y.staged(i)) {
-      store_shared_chunk(y.s + i * kChunk, cy);
-      store_shared_chunk(x.s + i * kChunk, cx);
+  if constexpr (!kP) {
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
+      RawChunk<Elem> cy, cx;
+      if constexpr (decltype(whole)::value) {
+        load_staged(y.s, y.sa, i, cy);
+        load_staged(x.s, x.sa, i, cx);
+        ry.add_whole(cy);
+        rx.add_whole(cx);
+      } else {
+        load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
+        load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
+        store_shared_chunk(y.s + i * kChunk, cy);
+        store_shared_chunk(x.s + i * kChunk, cx);
+        ry.add(cy, cnt);
+        rx.add(cx, cnt);
+      }
+    });
+  } else {
+    // The range does not depend on the order of the chunks: the staged ones in a loop of their
+    // own, then the rest.
+    const int whole = n / kChunk;
+    const int staged = whole < y.k ? whole : y.k;
+    int i = threadIdx.x;
+    for (; i < staged; i += cta_threads()) {
+      RawChunk<Elem> cy, cx;
+      load_staged(y.s, y.sa, i, cy);
+      load_staged(x.s, x.sa, i, cx);
+      ry.add_whole(cy);
+      rx.add_whole(cx);
     }
-    ry.add(cy, cnt);
-    rx.add(cx, cnt);
+    for (; i < whole; i += cta_threads()) {  // the chunks past K
+      RawChunk<Elem> cy, cx;
+      load_raw<Elem, true>(y.g + i * kChunk, kChunk, true, cy);
+      load_raw<Elem, true>(x.g + i * kChunk, kChunk, true, cx);
+      ry.add_whole(cy);
+      rx.add_whole(cx);
+    }
+    if (i == whole && n % kChunk != 0) {  // the partial last chunk, in the thread that owns it
+      const int cnt = n - whole * kChunk;
+      RawChunk<Elem> cy, cx;
+      load_raw<Elem, true>(y.g + i * kChunk, cnt, false, cy);
+      load_raw<Elem, true>(x.g + i * kChunk, cnt, false, cx);
+      if (y.staged(i)) {
+        store_shared_chunk(y.s + i * kChunk, cy);
+        store_shared_chunk(x.s + i * kChunk, cx);
+      }
+      ry.add(cy, cnt);
+      rx.add(cx, cnt);
+    }
   }
 }
 
@@ -429,8 +464,8 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
 }
 
 // Pass 4: the gradients of the thread's chunks.
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame>
-__device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kP>
+__device__ __forceinline__ void write_gradients(const RowKernelParams& prm, const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x,
                                 const uint8_t* ssrc, int n, const SideRow& py, const SideRow& qx, const float* st,
                                 const RowResult& res, Elem* gp, Elem* gq, bool out_vec) {
   if (res.mode != GradMode::values) {
@@ -462,9 +497,9 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
 // order: the statistics pass's order, so the same bits) into acc. A loop of its own, not a flag
 // of write_gradients: that merge (tried 2026-12-02) changed the SASS of two kernels that never
 // take this path (f32 KL and cross-entropy, RowPaths::general), which the measured binary had not.
-template <class Elem, class Policy, TempForm kT, Columns kCols>
-__device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& prm, const SliceRef<Elem>& y,
-                                                         const SliceRef<Elem>& x, int n, const SideRow& py,
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kP>
+__device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& prm, const SliceRef<Elem, kP>& y,
+                                                         const SliceRef<Elem, kP>& x, int n, const SideRow& py,
                                                          const SideRow& qx, const float* st, float coef, Elem* gp,
                                                          Elem* gq, bool out_vec, float& acc) {
   static_assert(kNoSupport<kCols> && LossOnly<Policy>::kStats == 1, "a plain path's tame row; one loss sum");
@@ -500,9 +535,9 @@ __device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& 
 }
 
 // One side pair of a valid position as the passes after the scan see it.
-template <class Elem>
+template <class Elem, bool kP>
 struct RowSlices {
-  SliceRef<Elem> y, x;
+  SliceRef<Elem, kP> y, x;
   const uint8_t* ssrc;  // the support bytes (staged or global), or nullptr
   int n;                // columns of this CTA's slice
   Elem* gp;
@@ -586,9 +621,9 @@ __device__ __forceinline__ void one_pass_scale(float (&acc)[Policy::kOnePass + 2
 // The one-pass sums of the thread's chunks relative to maxima m0, m1 (the thread's own:
 // one_exchange_row; the row's: row_passes at T != 1): one_pass_chunk per chunk, the chunk sums
 // added in chunk order.
-template <class Elem, class Policy, TempForm kT, bool kTame>
-__device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem>& y,
-                                              const SliceRef<Elem>& x, int n, float m0, float m1,
+template <class Elem, class Policy, TempForm kT, bool kTame, bool kP>
+__device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const SliceRef<Elem, kP>& y,
+                                              const SliceRef<Elem, kP>& x, int n, float m0, float m1,
                                               float (&acc)[Policy::kOnePass + 2]) {
   constexpr int kSums = Policy::kOnePass + 2;
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
@@ -606,8 +641,8 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 // one_exchange_row for the two-pass rows; the row's: row_passes), each chunk's 8 terms pairwise,
 // the chunk sums in chunk order. kTame: as one_pass_sums. The terms are the flushing ex2
 // (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1. kOneTest: read_chunks'.
-template <class Elem, TempForm kT, bool kTame, bool kOneTest>
-__device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem>& y, const SliceRef<Elem>& x,
+template <class Elem, TempForm kT, bool kTame, bool kOneTest, bool kP>
+__device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x,
                                        int n, float m0, float m1, float (&acc)[2]) {
   for_each_chunk(n, [&](int i, int cnt, auto whole) {
     RawChunk<Elem> cy, cx;
@@ -633,8 +668,8 @@ __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRe
   });
 }
 
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook>
-__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook, bool kP>
+__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem, kP>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads);
 
@@ -662,8 +697,8 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
 // the exchange: the sums of such a row are discarded. after_reads: the prefetch hook, run by the
 // row's last exchange. kCols: log_softmax, or probability (T = 1, RowPaths::prob_unit_t: S alone
 // in the exchange, for every policy; the one-pass forms are the log-softmax path's).
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred, class Hook>
-__device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem>& r,
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred, class Hook, bool kP>
+__device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, const RowSlices<Elem, kP>& r,
                                                  const float (&range)[4], cg::cluster_group& cl,
                                                  const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                                  const Hook& after_reads) {
@@ -808,12 +843,12 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
 // same values.
 // after_reads: run by thread 0 once every thread has finished its last pass over the slices
 // of a row without gradients (reduce_stats; the prefetch of process_row).
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook>
-__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem>& r, cg::cluster_group& cl,
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kTame, bool kHaveS, class Hook, bool kP>
+__device__ __forceinline__ void row_passes(const RowKernelParams& prm, const RowSlices<Elem, kP>& r, cg::cluster_group& cl,
                                            const BlockScratch& sc, RowExchange& ex, RowShared& rs,
                                            const Hook& after_reads) {
-  const SliceRef<Elem>& y = r.y;
-  const SliceRef<Elem>& x = r.x;
+  const SliceRef<Elem, kP>& y = r.y;
+  const SliceRef<Elem, kP>& x = r.x;
   const uint8_t* ssrc = r.ssrc;
   const int n = r.n;
   float st[Policy::kStats];
@@ -907,15 +942,16 @@ struct SliceStream {
   unsigned uses = 0;
   int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
   // Thread 0: requests the staged whole chunks (bytes) of this CTA's slices of `row`, and asks
-  // the L2 to prefetch the whole chunks after them (tail bytes: a partly staged plan's, which
-  // every pass reads from global memory; 0 otherwise).
+  // the L2 to prefetch the whole chunks after them (tail bytes: a partly staged kernel's, which
+  // every pass reads from global memory; 0 in every other kernel).
   __device__ __forceinline__ void request(const RowKernelParams& prm, int64_t row, int64_t v0, unsigned bytes,
-                                          unsigned tail) {
+                                          unsigned tail = 0) {
     request_slices(bar, ys, xs, static_cast<const Elem*>(prm.y), static_cast<const Elem*>(prm.x),
                    row * prm.vocab + v0, bytes, tail);
   }
   __device__ static __forceinline__ void request_slices(BulkBarrier& bar, Elem* ys, Elem* xs, const Elem* y,
-                                                        const Elem* x, int64_t off, unsigned bytes, unsigned tail) {
+                                                        const Elem* x, int64_t off, unsigned bytes,
+                                                        unsigned tail = 0) {
     bulk_arm(bar, 2 * bytes);
     bulk_copy(ys, y + off, bytes, bar);
     bulk_copy(xs, x + off, bytes, bar);
@@ -942,7 +978,7 @@ __device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t 
 // only, so the last pass over the slices precedes the last exchange), thread 0 requests its
 // slices as soon as every thread is done with this row's, and the last exchange, the loss and
 // the row loop overlap their arrival.
-template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred>
+template <class Elem, class Policy, TempForm kT, Columns kCols, bool kDeferred, bool kPartial>
 __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t row, int64_t next, int64_t v0, int n,
                                             uint8_t* ss, cg::cluster_group& cl, const BlockScratch& sc,
                                             RowExchange& ex, RowShared& rs, SliceStream<Elem>& stream) {
@@ -956,15 +992,21 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  const int k = prm.staged ? prm.staged_chunks : 0;
-  const SliceRef<Elem> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa, k};
-  const SliceRef<Elem> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa, k};
-  // The bulk copy's whole chunks (all of them, or a partly staged plan's first K), and the whole
-  // chunks after them, which the L2 prefetches.
-  const int whole = n / kChunk;
-  const int staged_whole = whole < k ? whole : k;
-  const unsigned bytes = static_cast<unsigned>(staged_whole) * kChunk * static_cast<unsigned>(sizeof(Elem));
-  const unsigned tail = static_cast<unsigned>(whole - staged_whole) * kChunk * static_cast<unsigned>(sizeof(Elem));
+  // The bulk copy's whole chunks (all of them, or a partly staged kernel's first K), and (kPartial)
+  // the whole chunks after them, which the L2 prefetches.
+  constexpr auto kChunkBytes = static_cast<unsigned>(kChunk * sizeof(Elem));
+  const unsigned bytes =
+      kPartial ? static_cast<unsigned>(n / kChunk < prm.staged_chunks ? n / kChunk : prm.staged_chunks) * kChunkBytes
+               : static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
+  [[maybe_unused]] const unsigned tail = kPartial ? static_cast<unsigned>(n / kChunk) * kChunkBytes - bytes : 0u;
+  // (Initialized in place: the same SliceRef returned by a function cost the whole staged
+  // kernels' code 104 instructions, step 60.)
+  SliceRef<Elem, kPartial> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa};
+  SliceRef<Elem, kPartial> x{xg, prm.staged ? stream.xs : nullptr, in_vec, stream.xs_sa};
+  if constexpr (kPartial) {  // the first K chunks (a partly staged kernel's plan is staged)
+    y.k = prm.staged ? prm.staged_chunks : 0;
+    x.k = y.k;
+  }
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
   // chunks (bulk_copy.cuh; requested here, or ahead by the previous row; every read of the
@@ -973,7 +1015,10 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   if (prm.staged && in_vec) {
     if (bytes > 0) {
       if (stream.ahead != row) {
-        if (threadIdx.x == 0) stream.request(prm, row, v0, bytes, tail);
+        if (threadIdx.x == 0) {
+          if constexpr (kPartial) stream.request(prm, row, v0, bytes, tail);
+          else stream.request(prm, row, v0, bytes);
+        }
       } else if (prm.counters && leader) {
         atomicAdd(prm.counters + kPrefetchedRowsCounter, 1ull);  // diagnostics: its slices came ahead
       }
@@ -999,14 +1044,24 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const Elem* const yb = static_cast<const Elem*>(prm.y);
   const Elem* const xb = static_cast<const Elem*>(prm.x);
   const int64_t next_off = next * prm.vocab + v0;
-  auto prefetch = [=]() {
-    if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes, tail);
-  };
+  // (A closure per kernel kind: implicit capture is syntactic, so a tail named even in a discarded
+  // branch would be a member of every kernel's hook.)
+  auto prefetch = [&] {
+    if constexpr (kPartial) {
+      return [=]() {
+        if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes, tail);
+      };
+    } else {
+      return [=]() {
+        if (ahead) SliceStream<Elem>::request_slices(*bar, ys, xs, yb, xb, next_off, bytes);
+      };
+    }
+  }();
   ex.make_ready(cl);
   constexpr bool kPlain = kNoSupport<kCols>;
   static_assert(kCols != Columns::probability || kT == TempForm::unit, "the probability path's kernels are T = 1's");
   if constexpr (kPlain && kT != TempForm::any && !Policy::kExactS) {
-    const RowSlices<Elem> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
+    const RowSlices<Elem, kPartial> r{y, x, nullptr, n, gp, gq, out_vec, leader, row};
     one_exchange_row<Elem, Policy, kT, kCols, kDeferred>(prm, r, range, cl, sc, ex, rs, prefetch);
   } else {
     // Its barriers also publish the staged support bytes.
@@ -1020,7 +1075,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
       fill_slice(gp, n, out_vec, nan);
       fill_slice(gq, n, out_vec, nan);
     } else {
-      const RowSlices<Elem> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
+      const RowSlices<Elem, kPartial> r{y, x, sg ? (prm.staged ? ss : sg) : nullptr, n, gp, gq, out_vec, leader, row};
       if (kPlain && rs.tame && prm.allow_tame) {
         if (prm.counters && leader) atomicAdd(prm.counters + kTameRowsCounter, 1ull);  // diagnostics only
         row_passes<Elem, Policy, kT, kCols, kPlain, false>(prm, r, cl, sc, ex, rs, prefetch);
@@ -1046,7 +1101,7 @@ static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmet
 // T = 1 or T = 2^k path, no gradient code, the row's exchange ends in memory
 // (combine_one_pass_rows). kPaths: the paths the kernel carries (device_types.hpp row_paths, the
 // launcher's choice; a deferred kernel is plain_unit_t or plain_pow2_t).
-template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, bool kPartial>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
   const unsigned ctas = cl.num_blocks();  // 32-bit: the grid has fewer than 2^31 CTAs
@@ -1054,8 +1109,10 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   const int64_t v0 = rank * prm.slice;
   const int64_t left = prm.vocab - v0;
   const int n = static_cast<int>(left <= 0 ? 0 : (left < prm.slice ? left : prm.slice));
-  // (A partly staged plan's slice buffers hold its first K chunks: staged_chunks.)
-  const int64_t slice_bytes = (prm.staged_chunks * static_cast<int64_t>(kChunk * sizeof(Elem)) + 15) / 16 * 16;
+  // (A partly staged kernel's slice buffers hold its first K chunks: staged_chunks.)
+  const int64_t slice_bytes =
+      kPartial ? prm.staged_chunks * static_cast<int64_t>(kChunk * sizeof(Elem))
+               : (prm.slice * static_cast<int64_t>(sizeof(Elem)) + 15) / 16 * 16;
   // plan_math.hpp dynamic_bytes: the staged slices first (so that their addresses are the
   // dynamic window's start plus the uniform slice size, which the compiler keeps in uniform
   // registers: element_io.cuh load_staged), then the reduction records.
@@ -1107,25 +1164,25 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
       static_assert(kPaths == RowPaths::plain_unit_t || kPaths == RowPaths::plain_pow2_t,
                     "the deferred kernels are plain at T = 1 or 2^k");
       constexpr TempForm kT = kPaths == RowPaths::plain_unit_t ? kUnit : TempForm::power_of_two;
-      process_row<Elem, Policy, kT, kLog, true>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kT, kLog, true, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_unit_t) {
-      process_row<Elem, Policy, kUnit, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kUnit, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_pow2_t) {
-      process_row<Elem, Policy, TempForm::power_of_two, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
+      process_row<Elem, Policy, TempForm::power_of_two, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
                                                                     stream);
     } else if constexpr (kPaths == RowPaths::plain_scaled_t) {
-      process_row<Elem, Policy, kAny, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kAny, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::prob_unit_t) {
-      process_row<Elem, Policy, kUnit, Columns::probability, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      process_row<Elem, Policy, kUnit, Columns::probability, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::general) {  // a support mask or the probability path
-      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kGeneral, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if (plain) {  // all: the launch's path, at run time (any T but by division)
-      if (unit_t) process_row<Elem, Policy, kUnit, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, kLog, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else {
-      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
-      else process_row<Elem, Policy, kAny, kGeneral, false>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      if (unit_t) process_row<Elem, Policy, kUnit, kGeneral, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
+      else process_row<Elem, Policy, kAny, kGeneral, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     }
     // Every read of this row's slices is done before the next row's copy. (The deferred kernels
     // ran without it, their records in two alternating sets: the other warps then waited for the

@@ -151,7 +151,7 @@ __device__ __forceinline__ void stream_grad_tile(const RowKernelParams& prm, con
                                                       gq ? gq + g0 : nullptr, py, qx, st, res.factor);
   }
   if (g0 < n) {
-    const SliceRef<Elem> y{yg + g0, nullptr, vec, 0u, 0}, x{xg + g0, nullptr, vec, 0u, 0};
+    const SliceRef<Elem> y{yg + g0, nullptr, vec, 0u}, x{xg + g0, nullptr, vec, 0u};
     write_gradients<Elem, Policy, kT, Columns::log_softmax, kTame>(prm, y, x, nullptr, n - g0, py, qx, st, res,
                                                                    gp ? gp + g0 : nullptr, gq ? gq + g0 : nullptr,
                                                                    out_vec);

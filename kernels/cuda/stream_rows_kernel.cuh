@@ -110,7 +110,7 @@ __device__ __forceinline__ void stream_group_slow(const RowKernelParams& prm, co
                                                   float (&v)[8]) {
   const auto temperature = temperature_of<kT>(prm);
   const bool vec = aligned16(yg) && aligned16(xg);
-  const SliceRef<Elem> y{yg, nullptr, vec, 0u, 0}, x{xg, nullptr, vec, 0u, 0};
+  const SliceRef<Elem> y{yg, nullptr, vec, 0u}, x{xg, nullptr, vec, 0u};
   SideRange<Elem> ry, rx;
   scan_slices(y, x, n, ry, rx);
   float range[4], acc[Policy::kOnePass + 2];

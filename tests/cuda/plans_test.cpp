@@ -119,62 +119,73 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
 // stream_rows 1; forward-only launches run the persistent grid, which prefetches the next row's
 // staged part and asks the L2 for the rest) and with gradients, gives bitwise its results. The
 // shapes are those where the plan applies (slices that fit an SM whole but not two or three per
-// SM): f32 at V = 256000 with 16 CTAs, bf16 at 256000 with 8; V = 256003 gives unaligned rows
-// (each thread stages its own chunks below K) and a partial last chunk past K.
+// SM; the partly staged kernels are float32's): V = 256000 with 16 CTAs, 128256 with 8; V =
+// 256003 gives unaligned rows (each thread stages its own chunks below K) and a partial last
+// chunk past K.
 TEST_F(GpuPlans, PartlyStagedPlansEqualTheWholeStagedPlanBitwise) {
   int compared = 0;
+  const std::pair<std::int64_t, int> shapes[] = {{256000, 16}, {256003, 16}, {128256, 8}};
   for (DivergenceId id : logit_rows())
-    for (DType dt : {DType::f32, DType::bf16})
-      for (std::int64_t V : {256000, 256003}) {
-        if (dt == DType::bf16 && V != 256000) continue;
-        const int ctas = dt == DType::f32 ? 16 : 8;
-        for (bool forward_only : {true, false}) {
-          Case c = varied_case(id, dt, 2, 3, V, 95 + static_cast<std::uint64_t>(V));
-          if (forward_only) {
-            c.wants_grad.clear();
-            c.grad_output = Tensor();
-          }
-          CudaOptions whole;
-          whole.cluster_ctas = ctas;
-          whole.row_threads = 256;
-          whole.stream_rows = 1;
-          const cuda::LogitPlan wp = cuda::plan_for_case(c, whole);
-          ASSERT_TRUE(wp.staged);
-          ASSERT_EQ(wp.staged_columns, wp.slice);
-          const Outputs a = compute(*cuda::make_cuda_backend_with(whole), c);
-          for (int per_sm : {2, 3}) {
-            CudaOptions part = whole;
-            part.cluster_ctas = ctas;
-            part.partial_stage = per_sm;
-            const cuda::LogitPlan pp = cuda::plan_for_case(c, part);
-            SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward") + " V=" + std::to_string(V) +
-                         ", " + std::to_string(per_sm) + " CTAs per SM: " + std::to_string(pp.staged_columns) +
-                         " of " + std::to_string(pp.slice) + " columns staged");
-            EXPECT_EQ(pp.ctas, ctas);
-            EXPECT_EQ(pp.threads, 256);
-            EXPECT_TRUE(pp.staged);
-            EXPECT_GT(pp.staged_columns, 0);
-            EXPECT_LT(pp.staged_columns, pp.slice);
-            EXPECT_EQ(pp.staged_columns % 256, 0);
-            EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(part), c)));
-            ++compared;
-          }
+    for (const auto& [V, ctas] : shapes) {
+      const DType dt = DType::f32;
+      for (bool forward_only : {true, false}) {
+        Case c = varied_case(id, dt, 2, 3, V, 95 + static_cast<std::uint64_t>(V));
+        if (forward_only) {
+          c.wants_grad.clear();
+          c.grad_output = Tensor();
+        }
+        CudaOptions whole;
+        whole.cluster_ctas = ctas;
+        whole.row_threads = 256;
+        whole.stream_rows = 1;
+        const cuda::LogitPlan wp = cuda::plan_for_case(c, whole);
+        ASSERT_TRUE(wp.staged);
+        ASSERT_EQ(wp.staged_columns, wp.slice);
+        const Outputs a = compute(*cuda::make_cuda_backend_with(whole), c);
+        for (int per_sm : {2, 3}) {
+          CudaOptions part = whole;
+          part.cluster_ctas = ctas;
+          part.partial_stage = per_sm;
+          const cuda::LogitPlan pp = cuda::plan_for_case(c, part);
+          SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward") + " V=" + std::to_string(V) +
+                       ", " + std::to_string(per_sm) + " CTAs per SM: " + std::to_string(pp.staged_columns) +
+                       " of " + std::to_string(pp.slice) + " columns staged");
+          EXPECT_EQ(pp.ctas, ctas);
+          EXPECT_EQ(pp.threads, 256);
+          EXPECT_TRUE(pp.staged);
+          EXPECT_GT(pp.staged_columns, 0);
+          EXPECT_LT(pp.staged_columns, pp.slice);
+          EXPECT_EQ(pp.staged_columns % 256, 0);
+          EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(part), c)));
+          ++compared;
         }
       }
+    }
   std::cout << "[ mix  ] " << compared << " partly staged runs compared bitwise\n";
   EXPECT_EQ(compared, 9 * 3 * 2 * 2);
 }
 
-// partial_stage is refused, naming it, where the slices fit whole (a small V).
-TEST_F(GpuPlans, PartialStageIsRefusedWhereTheSlicesFitWhole) {
-  const Case c = varied_case(DivergenceId::masked_kl_divergence, DType::bf16, 1, 2, 20000, 7);
-  CudaOptions o;
-  o.partial_stage = 2;
-  try {
-    (void)cuda::plan_for_case(c, o);
-    FAIL() << "partial_stage 2 accepted at V = 20000";
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "partial_stage");
+// partial_stage is refused, naming it, where the slices fit whole (a small V), and for 16-bit
+// logits (the partly staged kernels are float32's) even where their slices would not fit whole.
+TEST_F(GpuPlans, PartialStageIsRefusedWhereTheSlicesFitWholeAndFor16BitLogits) {
+  struct Refused {
+    DType dt;
+    std::int64_t V;
+    int ctas;
+  };
+  for (const Refused& r : {Refused{DType::f32, 20000, 0}, Refused{DType::bf16, 20000, 0},
+                           Refused{DType::bf16, 256000, 8}, Refused{DType::f16, 512000, 16}}) {
+    const Case c = varied_case(DivergenceId::masked_kl_divergence, r.dt, 1, 2, r.V, 7);
+    CudaOptions o;
+    o.partial_stage = 2;
+    o.cluster_ctas = r.ctas;
+    SCOPED_TRACE(label(c) + " V=" + std::to_string(r.V));
+    try {
+      (void)cuda::plan_for_case(c, o);
+      ADD_FAILURE() << "partial_stage 2 accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "partial_stage");
+    }
   }
 }
 

@@ -47,7 +47,7 @@ unsigned grid_for(std::int64_t items, std::int64_t per_block, std::int64_t cap) 
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(cap, (items + per_block - 1) / per_block)));
 }
 
-template <class Elem, class Policy, bool kDeferred, RowPaths kPaths>
+template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, bool kPartial>
 void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
   const auto ctas = static_cast<unsigned>(plan.ctas);
   std::vector<RowKernelShared> shared(ctas);
@@ -60,17 +60,28 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
       [&] {
         cg::cluster_group cl = cg::this_cluster();
         const unsigned r = cl.block_rank();
-        logit_rows_body<Elem, Policy, kDeferred, kPaths>(prm, cl, shared[r], dyn[r].data());
+        logit_rows_body<Elem, Policy, kDeferred, kPaths, kPartial>(prm, cl, shared[r], dyn[r].data());
       },
       [&](unsigned r) { return static_cast<void*>(&shared[r]); }, sizeof(RowKernelShared));
 }
 
-// The launcher's choice (row_kernel_choice.cuh, the same table), emulated.
+// The launcher's choice (row_kernel_choice.cuh, the same table; a partly staged plan's kernels,
+// float32 only, as logit_launch.cu select_kernels), emulated.
 template <class Elem>
 void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant,
                      RowPaths paths) {
+  if (partly_staged(plan)) {
+    if constexpr (std::is_same_v<Elem, float>) {
+      visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
+        emulate_rows<Elem, Policy, kDeferred, kPaths, true>(prm, plan);
+      });
+      return;
+    } else {
+      throw InvalidArgument("plan", "partly staged", "the partly staged kernels are float32's (emulator)");
+    }
+  }
   visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
-    emulate_rows<Elem, Policy, kDeferred, kPaths>(prm, plan);
+    emulate_rows<Elem, Policy, kDeferred, kPaths, false>(prm, plan);
   });
 }
 
@@ -193,8 +204,12 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
     plan.staged = options_.allow_staging && need <= kSharedBudget;
     plan.staged_columns = plan.staged ? plan.slice : 0;
     if (options_.partial_stage >= 2) {
-      // A partly staged plan as the launcher's (LogitArgs::partial_stage), with the emulator's
-      // budget shared by partial_stage CTAs; the caller picks a V whose slices do not fit whole.
+      // A partly staged plan as the launcher's (LogitArgs::partial_stage: float32 logits only),
+      // with the emulator's budget shared by partial_stage CTAs; the caller picks a V whose
+      // slices do not fit whole.
+      if (a.dtype != kPartialStageDtype)
+        throw InvalidArgument("partial_stage", std::to_string(options_.partial_stage),
+                              "needs float32 logits: the partly staged kernels are float32's (emulator)");
       if (options_.row_threads == 0) plan.threads = 256;
       const std::size_t limit = kSharedBudget / static_cast<std::size_t>(options_.partial_stage);
       const std::int64_t kept = partial_stage_columns(limit, plan.threads, plan.slice, elem, a.support != nullptr);
