@@ -103,7 +103,8 @@ struct LogitPlan {
 // A partly staged plan (LogitArgs::partial_stage): staged, but only the first K chunks of each
 // slice. It runs kernels of its own (logit_rows_body<..., kPartial>, whose chunk-index staged test
 // would cost the whole staged kernels registers: bench/RESULTS.md step 60), compiled for float32
-// logits only: 16-bit slices fit whole up to V of about 360000 (16 CTAs of 256 threads).
+// logits only: 16-bit slices fit whole, two 256-thread CTAs of 16 per SM, up to V of about 424000
+// (where a partly staged plan would start; beyond, they take one 512-thread CTA per SM).
 inline bool partly_staged(const LogitPlan& p) { return p.staged && p.staged_columns < p.slice; }
 inline constexpr FloatKind kPartialStageDtype = FloatKind::f32;
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.

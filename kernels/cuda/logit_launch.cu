@@ -136,7 +136,7 @@ void validate(const LogitArgs& a, bool pointers) {
           "must be 0 (automatic), 1 (never) or 2 or 3 (CTAs per SM)");
   require(a.partial_stage < 2 || a.dtype == kPartialStageDtype, "partial_stage", std::to_string(a.partial_stage),
           "needs float32 logits: the partly staged kernels are compiled for float32 only (16-bit slices fit "
-          "whole up to V of about 360000)");
+          "whole, two 256-thread CTAs of 16 per SM, up to V of about 424000)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
