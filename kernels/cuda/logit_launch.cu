@@ -19,11 +19,14 @@
 //
 // Plan (automatic): 256-thread CTAs and the smallest C in {1, 2, 4, 8, 16} whose slices (both
 // rows, plus the support bytes, plus the reduction records) fit a third of an SM's shared
-// memory, so that three CTAs share an SM and one's loads overlap the others' arithmetic; else
+// memory, so that three CTAs share an SM and one's loads overlap the others' arithmetic (where
+// that C is 16 and the launch's kernels have a partly staged form, float32: the partly staged
+// plan of 8 x 256 instead, two per SM with gradients but for Jensen-Shannon, three forward only:
+// bench/RESULTS.md step 62); else
 // 256-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can
 // schedule (cudaOccupancyMaxActiveClusters >= 1); else the partly staged plan (16 x 256, the
 // first K chunks of each slice on chip for three CTAs per SM, two for the one-pass rows with
-// gradients; LogitArgs::partial_stage; float32 logits only, which run it on kernels of their own:
+// gradients; LogitArgs::partial_stage; float32 logits, which run it on kernels of their own:
 // device_types.hpp partly_staged) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
 // slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
@@ -72,7 +75,7 @@ struct LaunchCombine {
 };
 
 // The row kernels of a launch: the one every plan but a partly staged one runs, and the partly
-// staged one (device_types.hpp partly_staged; float32 logits only, else nullptr).
+// staged one (device_types.hpp partly_staged; float32 and bfloat16 logits, else nullptr).
 struct RowKernels {
   RowKernel whole = nullptr;
   RowKernel partial = nullptr;
@@ -82,11 +85,13 @@ struct RowKernels {
 RowKernels select_kernels(const LogitArgs& a) {
   const RowVariant variant = row_variant(a);
   const RowPaths paths = row_paths(a);
-  static_assert(kPartialStageDtype == FloatKind::f32, "the partly staged kernels are float32's");
+  static_assert(has_partly_staged_kernels(FloatKind::f32) && has_partly_staged_kernels(FloatKind::bf16) &&
+                !has_partly_staged_kernels(FloatKind::f16));
   switch (a.dtype) {
     case FloatKind::f32:
       return {row_kernel_f32(a.kind, variant, paths), row_kernel_f32_partial(a.kind, variant, paths)};
-    case FloatKind::bf16: return {row_kernel_bf16(a.kind, variant, paths), nullptr};
+    case FloatKind::bf16:
+      return {row_kernel_bf16(a.kind, variant, paths), row_kernel_bf16_partial(a.kind, variant, paths)};
     case FloatKind::f16: return {row_kernel_f16(a.kind, variant, paths), nullptr};
   }
   throw InvalidArgument("dtype", std::to_string(static_cast<int>(a.dtype)), "not f32, bf16 or f16");
@@ -134,9 +139,9 @@ void validate(const LogitArgs& a, bool pointers) {
           "must be 0 (the driver's default), 1 (spread) or 2 (load balancing)");
   require(a.partial_stage >= 0 && a.partial_stage <= 3, "partial_stage", std::to_string(a.partial_stage),
           "must be 0 (automatic), 1 (never) or 2 or 3 (CTAs per SM)");
-  require(a.partial_stage < 2 || a.dtype == kPartialStageDtype, "partial_stage", std::to_string(a.partial_stage),
-          "needs float32 logits: the partly staged kernels are compiled for float32 only (16-bit slices fit "
-          "whole, two 256-thread CTAs of 16 per SM, up to V of about 424000)");
+  require(a.partial_stage < 2 || has_partly_staged_kernels(a.dtype), "partial_stage", std::to_string(a.partial_stage),
+          "needs float32 or bfloat16 logits: the partly staged kernels are compiled for those two only "
+          "(device_types.hpp has_partly_staged_kernels)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -280,23 +285,42 @@ LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
   // knob for A/B runs (bench/RESULTS.md), never the automatic choice (the 512 tier comes first).
   const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one},
                                                {128, budget.six}, {128, budget.three}};
+  // The automatic plan may take a partly staged one where at least half of each slice stays on
+  // chip: float32 logits (bfloat16 has the kernels too, forced by partial_stage: A/B runs).
+  const bool wants = a.grad_p != nullptr || a.grad_q != nullptr;
+  const bool may_partly_stage =
+      a.row_threads == 0 && a.allow_staging && a.partial_stage == 0 && ks.partial && a.dtype == FloatKind::f32;
+  auto partly_staged = [&](int ctas, int per_sm, LogitPlan& out) {
+    const std::int64_t kept = partial_columns(ctas, 256, per_sm);
+    if (kept == 0 || 2 * kept < slice_for(a.vocab, ctas)) return false;
+    out = schedulable(make(ctas, 256, true, kept));
+    return out.resident_clusters >= 1;
+  };
   for (const auto& [threads, limit] : tiers) {
     if (a.row_threads != 0 && a.row_threads != threads) continue;
-    if (threads == 512 && a.row_threads == 0 && a.allow_staging && a.partial_stage == 0 && ks.partial) {
+    if (threads == 512 && may_partly_stage) {
       // Before one 512-thread CTA per SM: the partly staged plan, 16 x 256 threads with two or
       // three CTAs per SM (step 59, f32 4096x256000: 1.22-1.46x; three per SM for every launch
       // but the one-pass rows' with gradients, whose fewer passes over the slice gained most
-      // from the larger part kept, two per SM), where at least half of each slice stays on chip.
-      const bool wants = a.grad_p != nullptr || a.grad_q != nullptr;
-      const int per_sm = wants && one_pass_row_launch(a) ? 2 : 3;
-      const std::int64_t kept = partial_columns(kMaxClusterCtas, 256, per_sm);
-      if (2 * kept >= slice_for(a.vocab, kMaxClusterCtas)) {
-        LogitPlan p = schedulable(make(kMaxClusterCtas, 256, true, kept));
-        if (p.resident_clusters >= 1) return p;
-      }
+      // from the larger part kept, two per SM).
+      LogitPlan p;
+      if (partly_staged(kMaxClusterCtas, wants && one_pass_row_launch(a) ? 2 : 3, p)) return p;
     }
     for (int ctas : {1, 2, 4, 8, 16}) {
       if (!fits(ctas, threads, limit)) continue;
+      if (ctas == kMaxClusterCtas && threads == 256 && limit == budget.three && may_partly_stage &&
+          !(wants && a.kind == LogitKind::jensen_shannon)) {
+        // Whole slices fit three CTAs per SM only in the largest cluster (f32: 64128 < V <=
+        // ~129000, e.g. 128256), where each thread holds ~31 columns and the fixed cost per
+        // CTA-row weighs most: the partly staged plan of half the CTAs per row, two per SM with
+        // gradients (at 128256, 13056 of each slice's 16032 columns on chip: 81%), three
+        // forward only (8192: 51%). Step 62, f32 8192x128256, same call: with gradients
+        // 1.02-1.14x (KL, cross-entropy, ts-KL 1.13-1.14x, Jefferys 1.12x, Hellinger 1.07x,
+        // total variation 1.04x), forward 1.01-1.07x; Jensen-Shannon with gradients 0.95x (two
+        // per SM) and 0.97x (three): it keeps the whole slices.
+        LogitPlan p;
+        if (partly_staged(kMaxClusterCtas / 2, wants ? 2 : 3, p)) return p;
+      }
       LogitPlan p = schedulable(make(ctas, threads, true));
       if (p.resident_clusters >= 1) return p;
     }

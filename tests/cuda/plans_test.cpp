@@ -119,15 +119,20 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
 // stream_rows 1; forward-only launches run the persistent grid, which prefetches the next row's
 // staged part and asks the L2 for the rest) and with gradients, gives bitwise its results. The
 // shapes are those where the plan applies (slices that fit an SM whole but not two or three per
-// SM; the partly staged kernels are float32's): V = 256000 with 16 CTAs, 128256 with 8; V =
-// 256003 gives unaligned rows (each thread stages its own chunks below K) and a partial last
-// chunk past K.
+// SM; the partly staged kernels are float32's and bfloat16's): f32 V = 256000 with 16 CTAs,
+// 128256 with 8; bf16 256000 with 8, 128256 with 4; V = 256003 gives unaligned rows (each thread
+// stages its own chunks below K) and a partial last chunk past K.
 TEST_F(GpuPlans, PartlyStagedPlansEqualTheWholeStagedPlanBitwise) {
   int compared = 0;
-  const std::pair<std::int64_t, int> shapes[] = {{256000, 16}, {256003, 16}, {128256, 8}};
+  struct Shape {
+    DType dt;
+    std::int64_t V;
+    int ctas;
+  };
+  const Shape shapes[] = {{DType::f32, 256000, 16}, {DType::f32, 256003, 16}, {DType::f32, 128256, 8},
+                          {DType::bf16, 256000, 8}, {DType::bf16, 256003, 8}, {DType::bf16, 128256, 4}};
   for (DivergenceId id : logit_rows())
-    for (const auto& [V, ctas] : shapes) {
-      const DType dt = DType::f32;
+    for (const auto& [dt, V, ctas] : shapes) {
       for (bool forward_only : {true, false}) {
         Case c = varied_case(id, dt, 2, 3, V, 95 + static_cast<std::uint64_t>(V));
         if (forward_only) {
@@ -162,19 +167,20 @@ TEST_F(GpuPlans, PartlyStagedPlansEqualTheWholeStagedPlanBitwise) {
       }
     }
   std::cout << "[ mix  ] " << compared << " partly staged runs compared bitwise\n";
-  EXPECT_EQ(compared, 9 * 3 * 2 * 2);
+  EXPECT_EQ(compared, 9 * 6 * 2 * 2);
 }
 
-// partial_stage is refused, naming it, where the slices fit whole (a small V), and for 16-bit
-// logits (the partly staged kernels are float32's) even where their slices would not fit whole.
-TEST_F(GpuPlans, PartialStageIsRefusedWhereTheSlicesFitWholeAndFor16BitLogits) {
+// partial_stage is refused, naming it, where the slices fit whole (a small V), and for float16
+// logits (the partly staged kernels are float32's and bfloat16's) even where their slices would
+// not fit whole.
+TEST_F(GpuPlans, PartialStageIsRefusedWhereTheSlicesFitWholeAndForFloat16Logits) {
   struct Refused {
     DType dt;
     std::int64_t V;
     int ctas;
   };
   for (const Refused& r : {Refused{DType::f32, 20000, 0}, Refused{DType::bf16, 20000, 0},
-                           Refused{DType::bf16, 256000, 8}, Refused{DType::f16, 512000, 16}}) {
+                           Refused{DType::f16, 256000, 8}, Refused{DType::f16, 512000, 16}}) {
     const Case c = varied_case(DivergenceId::masked_kl_divergence, r.dt, 1, 2, r.V, 7);
     CudaOptions o;
     o.partial_stage = 2;
@@ -585,15 +591,21 @@ TEST_F(GpuPlans, BenchmarkShapesKeepRowsOnChip) {
                 << (plan.staged ? "staged" : "NOT staged (multi-pass fallback)") << ", slice " << plan.slice
                 << " columns (" << plan.staged_columns << " on chip), " << plan.dynamic_smem_bytes
                 << " bytes of shared memory per CTA\n";
-      // Three 256-thread CTAs per SM with whole slices, except f32 at 256000 (2 x 4 x 16000 bytes
-      // fit one CTA per SM): there the partly staged plan, 16 x 256 with the first 8192 columns on
-      // chip (three per SM; this total variation launch is not a one-pass row's). The 16-CTA
-      // cluster is the one a device may refuse.
+      // Three 256-thread CTAs per SM with whole slices, except f32: at 256000 (2 x 4 x 16000 bytes
+      // fit one CTA per SM) the partly staged plan, 16 x 256 with the first 8192 columns on chip
+      // (three per SM; this total variation launch is not a one-pass row's); at 128256 (whole
+      // slices fit three per SM only with 16 CTAs) the partly staged plan of 8 x 256, two per SM
+      // with gradients (bench/RESULTS.md step 62). The 16-CTA cluster is the one a device may
+      // refuse.
       EXPECT_TRUE(plan.staged);
       EXPECT_EQ(plan.threads, 256);
       if (V == 256000 && dt == DType::f32) {
         EXPECT_EQ(plan.ctas, 16);
         EXPECT_EQ(plan.staged_columns, 8192);
+      } else if (dt == DType::f32) {
+        EXPECT_EQ(plan.ctas, 8);
+        EXPECT_LT(plan.staged_columns, plan.slice);
+        EXPECT_GE(2 * plan.staged_columns, plan.slice);
       } else {
         EXPECT_EQ(plan.staged_columns, plan.slice);
       }
