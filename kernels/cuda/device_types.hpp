@@ -103,13 +103,10 @@ struct LogitPlan {
 // A partly staged plan (LogitArgs::partial_stage): staged, but only the first K chunks of each
 // slice. It runs kernels of its own (logit_rows_body<..., kPartial>, whose chunk-index staged test
 // would cost the whole staged kernels registers: bench/RESULTS.md step 60), compiled for float32
-// and bfloat16 logits (step 62); not for float16, whose launches take the whole staged plans: each
-// dtype's partly staged table is 34 kernels, about 3 MB of device code in every binary that links
-// the backend, and the float16 rows are the benchmarks' third dtype only by symmetry.
+// logits only: 16-bit slices fit whole, two 256-thread CTAs of 16 per SM, up to V of about 424000
+// (where a partly staged plan would start; beyond, they take one 512-thread CTA per SM).
 inline bool partly_staged(const LogitPlan& p) { return p.staged && p.staged_columns < p.slice; }
-inline constexpr bool has_partly_staged_kernels(FloatKind dtype) {
-  return dtype == FloatKind::f32 || dtype == FloatKind::bf16;
-}
+inline constexpr FloatKind kPartialStageDtype = FloatKind::f32;
 // tvd_prob (SPEC.md): p, q (N, V) probability rows.
 enum class TvdReduction : std::uint8_t { none, sum, mean, batchmean };
 

@@ -26,7 +26,7 @@
 // 256-thread CTAs fitting half of it (two per SM); in each case one whose cluster the device can
 // schedule (cudaOccupancyMaxActiveClusters >= 1); else the partly staged plan (16 x 256, the
 // first K chunks of each slice on chip for three CTAs per SM, two for the one-pass rows with
-// gradients; LogitArgs::partial_stage; float32 logits, which run it on kernels of their own:
+// gradients; LogitArgs::partial_stage; float32 logits only, which run it on kernels of their own:
 // device_types.hpp partly_staged) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
 // slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
 // unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
@@ -75,7 +75,7 @@ struct LaunchCombine {
 };
 
 // The row kernels of a launch: the one every plan but a partly staged one runs, and the partly
-// staged one (device_types.hpp partly_staged; float32 and bfloat16 logits, else nullptr).
+// staged one (device_types.hpp partly_staged; float32 logits only, else nullptr).
 struct RowKernels {
   RowKernel whole = nullptr;
   RowKernel partial = nullptr;
@@ -85,13 +85,11 @@ struct RowKernels {
 RowKernels select_kernels(const LogitArgs& a) {
   const RowVariant variant = row_variant(a);
   const RowPaths paths = row_paths(a);
-  static_assert(has_partly_staged_kernels(FloatKind::f32) && has_partly_staged_kernels(FloatKind::bf16) &&
-                !has_partly_staged_kernels(FloatKind::f16));
+  static_assert(kPartialStageDtype == FloatKind::f32, "the partly staged kernels are float32's");
   switch (a.dtype) {
     case FloatKind::f32:
       return {row_kernel_f32(a.kind, variant, paths), row_kernel_f32_partial(a.kind, variant, paths)};
-    case FloatKind::bf16:
-      return {row_kernel_bf16(a.kind, variant, paths), row_kernel_bf16_partial(a.kind, variant, paths)};
+    case FloatKind::bf16: return {row_kernel_bf16(a.kind, variant, paths), nullptr};
     case FloatKind::f16: return {row_kernel_f16(a.kind, variant, paths), nullptr};
   }
   throw InvalidArgument("dtype", std::to_string(static_cast<int>(a.dtype)), "not f32, bf16 or f16");
@@ -139,9 +137,9 @@ void validate(const LogitArgs& a, bool pointers) {
           "must be 0 (the driver's default), 1 (spread) or 2 (load balancing)");
   require(a.partial_stage >= 0 && a.partial_stage <= 3, "partial_stage", std::to_string(a.partial_stage),
           "must be 0 (automatic), 1 (never) or 2 or 3 (CTAs per SM)");
-  require(a.partial_stage < 2 || has_partly_staged_kernels(a.dtype), "partial_stage", std::to_string(a.partial_stage),
-          "needs float32 or bfloat16 logits: the partly staged kernels are compiled for those two only "
-          "(device_types.hpp has_partly_staged_kernels)");
+  require(a.partial_stage < 2 || a.dtype == kPartialStageDtype, "partial_stage", std::to_string(a.partial_stage),
+          "needs float32 logits: the partly staged kernels are compiled for float32 only (16-bit slices fit "
+          "whole, two 256-thread CTAs of 16 per SM, up to V of about 424000)");
   const int c = a.cluster_ctas;
   require(c == 0 || c == 1 || c == 2 || c == 4 || c == 8 || c == 16, "cluster_ctas", std::to_string(c),
           "must be 0 (automatic), 1, 2, 4, 8 or 16");
@@ -285,11 +283,10 @@ LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
   // knob for A/B runs (bench/RESULTS.md), never the automatic choice (the 512 tier comes first).
   const std::pair<int, std::size_t> tiers[] = {{256, budget.three}, {256, budget.two}, {512, budget.one},
                                                {128, budget.six}, {128, budget.three}};
-  // The automatic plan may take a partly staged one where at least half of each slice stays on
-  // chip: float32 logits (bfloat16 has the kernels too, forced by partial_stage: A/B runs).
+  // The automatic plan may take a partly staged one (the launch has partly staged kernels: float32
+  // logits) where at least half of each slice stays on chip.
   const bool wants = a.grad_p != nullptr || a.grad_q != nullptr;
-  const bool may_partly_stage =
-      a.row_threads == 0 && a.allow_staging && a.partial_stage == 0 && ks.partial && a.dtype == FloatKind::f32;
+  const bool may_partly_stage = a.row_threads == 0 && a.allow_staging && a.partial_stage == 0 && ks.partial;
   auto partly_staged = [&](int ctas, int per_sm, LogitPlan& out) {
     const std::int64_t kept = partial_columns(ctas, 256, per_sm);
     if (kept == 0 || 2 * kept < slice_for(a.vocab, ctas)) return false;

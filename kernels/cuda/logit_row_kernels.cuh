@@ -31,8 +31,8 @@ __global__ void __maxnreg__(kRowRegisters) logit_rows_kernel(const RowKernelPara
 }
 
 // The kernel a launch runs (row_kernel_choice.cuh: the table shared with the kernel emulator).
-// kPartial: the partly staged kernels (device_types.hpp partly_staged), compiled for float32 and
-// bfloat16 only, each in a translation unit of their own (logit_row_kernels_{f32,bf16}_partial.cu).
+// kPartial: the partly staged kernels (device_types.hpp partly_staged), compiled for float32 only
+// in a translation unit of their own (logit_row_kernels_f32_partial.cu).
 template <class Elem, bool kPartial>
 struct RowKernelOf {
   template <class Policy, bool kDeferred, RowPaths kPaths>

@@ -15,10 +15,9 @@ using RowKernel = void (*)(RowKernelParams);
 RowKernel row_kernel_f32(LogitKind kind, RowVariant variant, RowPaths paths);
 RowKernel row_kernel_bf16(LogitKind kind, RowVariant variant, RowPaths paths);
 RowKernel row_kernel_f16(LogitKind kind, RowVariant variant, RowPaths paths);
-// The partly staged kernel of the same launch (device_types.hpp partly_staged; float32 and bfloat16
-// logits only: has_partly_staged_kernels).
+// The partly staged kernel of the same launch (device_types.hpp partly_staged; float32 logits only:
+// kPartialStageDtype).
 RowKernel row_kernel_f32_partial(LogitKind kind, RowVariant variant, RowPaths paths);
-RowKernel row_kernel_bf16_partial(LogitKind kind, RowVariant variant, RowPaths paths);
 
 // The streamed row kernel (stream_rows_kernel.cuh, stream_row_kernels.cu) of a deferred launch
 // (defers_row_loss): (params, tiles per row, the messages' stride per row). InvalidArgument for a

@@ -59,14 +59,14 @@ TEST(CudaDeviceApi, RejectsBadArgumentsBeforeAnyCudaCall) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "partial_stage");
   }
-  a.partial_stage = 2;  // a partly staged plan of f16 logits: the partly staged kernels are f32's and bf16's
-  a.dtype = cuda::FloatKind::f16;
+  a.partial_stage = 2;  // a partly staged plan of 16-bit logits: the partly staged kernels are float32's
+  a.dtype = cuda::FloatKind::bf16;
   try {
     (void)cuda::plan_logit_divergence(a);
-    FAIL() << "partial_stage = 2 accepted for f16 logits";
+    FAIL() << "partial_stage = 2 accepted for bf16 logits";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "partial_stage");
-    EXPECT_NE(std::strstr(e.what(), "bfloat16"), nullptr) << e.what();
+    EXPECT_NE(std::strstr(e.what(), "float32"), nullptr) << e.what();
   }
   a.partial_stage = 0;
   a.dtype = cuda::FloatKind::f32;

@@ -66,18 +66,18 @@ void emulate_rows(const RowKernelParams& prm, const LogitPlan& plan) {
 }
 
 // The launcher's choice (row_kernel_choice.cuh, the same table; a partly staged plan's kernels,
-// float32 and bfloat16 only, as logit_launch.cu select_kernels), emulated.
+// float32 only, as logit_launch.cu select_kernels), emulated.
 template <class Elem>
 void emulate_rows_of(LogitKind k, const RowKernelParams& prm, const LogitPlan& plan, RowVariant variant,
                      RowPaths paths) {
   if (partly_staged(plan)) {
-    if constexpr (std::is_same_v<Elem, float> || std::is_same_v<Elem, __nv_bfloat16>) {
+    if constexpr (std::is_same_v<Elem, float>) {
       visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
         emulate_rows<Elem, Policy, kDeferred, kPaths, true>(prm, plan);
       });
       return;
     } else {
-      throw InvalidArgument("plan", "partly staged", "the partly staged kernels are float32's and bfloat16's (emulator)");
+      throw InvalidArgument("plan", "partly staged", "the partly staged kernels are float32's (emulator)");
     }
   }
   visit_row_kernel(k, variant, paths, [&]<class Policy, bool kDeferred, RowPaths kPaths>() {
@@ -204,12 +204,12 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
     plan.staged = options_.allow_staging && need <= kSharedBudget;
     plan.staged_columns = plan.staged ? plan.slice : 0;
     if (options_.partial_stage >= 2) {
-      // A partly staged plan as the launcher's (LogitArgs::partial_stage: float32 and bfloat16
-      // logits), with the emulator's budget shared by partial_stage CTAs; the caller picks a V
-      // whose slices do not fit whole.
-      if (!has_partly_staged_kernels(a.dtype))
+      // A partly staged plan as the launcher's (LogitArgs::partial_stage: float32 logits only),
+      // with the emulator's budget shared by partial_stage CTAs; the caller picks a V whose
+      // slices do not fit whole.
+      if (a.dtype != kPartialStageDtype)
         throw InvalidArgument("partial_stage", std::to_string(options_.partial_stage),
-                              "needs float32 or bfloat16 logits: the partly staged kernels are theirs (emulator)");
+                              "needs float32 logits: the partly staged kernels are float32's (emulator)");
       if (options_.row_threads == 0) plan.threads = 256;
       const std::size_t limit = kSharedBudget / static_cast<std::size_t>(options_.partial_stage);
       const std::int64_t kept = partial_stage_columns(limit, plan.threads, plan.slice, elem, a.support != nullptr);
