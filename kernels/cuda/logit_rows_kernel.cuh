@@ -174,7 +174,7 @@ struct SliceRef<Elem, true> {
   uint32_t sa;
   // Chunks 0..k-1 are staged (0 when s is nullptr; K a multiple of 32 chunks, so the test is
   // uniform across a warp): the chunks past K are read from global memory (L2) by every pass.
-  int k;
+  int k = 0;
   __device__ __forceinline__ bool staged(int i) const { return i < k; }
 };
 
