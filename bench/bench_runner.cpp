@@ -313,6 +313,10 @@ void body(benchmark::State& state, const BenchSpec& s) {
   const double gbps = static_cast<double>(bytes) / (mean(kernel_ms) * 1e-3) / 1e9;
   const double copy_gbps = static_cast<double>(2 * copy_bytes) / (mean(copy_ms) * 1e-3) / 1e9;
   state.counters["bytes"] = static_cast<double>(bytes);
+  // Device memory the launch needs beyond its inputs and outputs (its workspace; the kernels
+  // allocate nothing): the figure to set beside a public implementation's temporaries.
+  state.counters["workspace_bytes"] = static_cast<double>(
+      is_tvd(s) ? cuda::tvd_prob_workspace_bytes(s.rows) : cuda::logit_workspace_bytes(kSequences, s.rows / kSequences));
   state.counters["GB/s"] = gbps;
   state.counters["copy_GB/s"] = copy_gbps;
   state.counters["frac_of_copy"] = gbps / copy_gbps;
