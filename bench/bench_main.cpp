@@ -1,6 +1,7 @@
 // divcheck_bench: Google Benchmark of the CUDA backend, every row of issue 3 at the registry's
-// benchmark shapes ((rows, V) = (8192, 128256) and (4096, 256000)), bf16 and f32, forward only
-// and forward + backward; counters and method in bench_runner.hpp, results in bench/RESULTS.md.
+// benchmark shapes ((rows, V) = (8192, 128256) and (4096, 256000)), bf16 and f32: forward only,
+// forward + backward (every gradient), and for the logit rows forward + the student's gradient
+// only (`fwd_bwd_student`); counters and method in bench_runner.hpp, results in bench/RESULTS.md.
 //   divcheck_bench [--smoke] [Google Benchmark flags, e.g. --benchmark_format=json
 //                   --benchmark_out=FILE --benchmark_filter=REGEX]
 // --smoke: every benchmark at a tiny shape (64 x 1000), two iterations, with a check that the
@@ -36,8 +37,10 @@ void register_all(bool smoke) {
     for (auto dtype : {divcheck::cuda::FloatKind::bf16, divcheck::cuda::FloatKind::f32})
       for (const auto& d : divcheck::registry()) {
         if (!divcheck::cuda::cuda_supports(d.id)) continue;
-        for (bool backward : {false, true}) {
-          const BenchSpec spec{d.id, rows, vocab, dtype, backward, smoke};
+        for (int mode = 0; mode < 3; ++mode) {
+          const bool student_only = mode == 2;
+          if (student_only && d.id == DivergenceId::tvd_prob) continue;  // one gradient already
+          const BenchSpec spec{d.id, rows, vocab, dtype, mode > 0, student_only, smoke};
           auto run = [spec](benchmark::State& st) { divcheck::bench::run_benchmark(st, spec); };
           auto* b = benchmark::RegisterBenchmark(divcheck::bench::bench_name(spec).c_str(), run);
           b->UseManualTime()->Unit(benchmark::kMillisecond);

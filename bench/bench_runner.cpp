@@ -85,7 +85,7 @@ bool is_tvd(const BenchSpec& s) { return s.id == DivergenceId::tvd_prob; }
 
 std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
   const std::size_t reads = 2 * d.tensor_bytes + (is_tvd(s) ? 0 : static_cast<std::size_t>(s.rows));
-  const std::size_t writes = s.backward ? (is_tvd(s) ? 1 : 2) * d.tensor_bytes : 0;
+  const std::size_t writes = s.backward ? (is_tvd(s) || s.student_only ? 1 : 2) * d.tensor_bytes : 0;
   return reads + writes;
 }
 
@@ -206,7 +206,7 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.q_logits = in + d.tensor_bytes;
   a.valid = d.valid.as<std::uint8_t>();
   a.grad_output = s.backward ? d.go.as<float>() : nullptr;
-  a.grad_p = s.backward ? gr : nullptr;
+  a.grad_p = s.backward && !s.student_only ? gr : nullptr;
   a.grad_q = s.backward ? gr + d.tensor_bytes : nullptr;
   a.loss = d.loss.as<float>();
   a.workspace = d.work.get();
@@ -337,7 +337,7 @@ void body(benchmark::State& state, const BenchSpec& s) {
 
 std::string bench_name(const BenchSpec& s) {
   return std::string(name_of(s.id)) + "/" + dtype_name(s.dtype) + "/" + std::to_string(s.rows) + "x" +
-         std::to_string(s.vocab) + "/" + (s.backward ? "fwd_bwd" : "fwd");
+         std::to_string(s.vocab) + "/" + (!s.backward ? "fwd" : s.student_only ? "fwd_bwd_student" : "fwd_bwd");
 }
 
 void run_benchmark(benchmark::State& state, const BenchSpec& spec) {

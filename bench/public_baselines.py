@@ -9,16 +9,19 @@ Implementations (each where it exists for the row):
            fullgraph, static shapes; compiled during the warm-up, which is not timed);
   liger    Liger-Kernel's Triton kernels: LigerKLDIVLoss (log_target, batchmean) and LigerJSD
            (beta 0.5) on float32 log-softmax inputs, and LigerTVDLoss (batchmean) for tvd_prob.
-           Liger's KL and JSD differentiate their first argument only (the student, q), so with
-           gradients they write one gradient where the row asks for two: such a result is marked
-           `partial_gradients` and its fraction is an upper bound for the row's whole task.
+           Liger's KL and JSD differentiate their first argument only (the student, q), so in
+           the fwd_bwd mode they write one gradient where the row asks for two: such a result is
+           marked `partial_gradients` and its fraction is an upper bound for the row's whole task;
+           in the fwd_bwd_student mode (the q side's gradient only, the distillation case, as
+           divcheck_bench's mode of that name) they do the whole task.
 
 Data and shapes as divcheck_bench (bench/bench_runner.cpp): B = 8 sequences of rows/8 positions,
 every position valid (a uint8 mask), logits uniform in [-8, 8), tvd_prob's probability rows
 uniform in [0, 2/V); temperature rows at T = 2; upstream gradient 1.
 
 Timing as divcheck_bench: a CUDA event pair around one computation (forward: the loss; forward +
-backward: the loss and torch.autograd.grad of every gradient the row has), the L2 flushed before
+backward: the loss and torch.autograd.grad of every gradient the row has, or of the q side's
+only in fwd_bwd_student), the L2 flushed before
 each (a 256 MiB memset), two warm-up computations (three for compile), then the mean of
 --iters timed ones. Minimal bytes as divcheck_bench: both inputs read once, the mask (logit rows),
 each gradient written once; the yardstick is a device-to-device copy of half those bytes, timed
@@ -56,7 +59,7 @@ ROWS = [  # (registry id, kind): the order of divcheck_bench
 ]
 SHAPES = [(8192, 128256), (4096, 256000)]
 DTYPES = ["bf16", "f32"]
-MODES = ["fwd", "fwd_bwd"]
+MODES = ["fwd", "fwd_bwd", "fwd_bwd_student"]  # the last: the q side's gradient only (logit rows)
 SEQUENCES = 8
 TEMPERATURE = 2.0
 FLUSH_BYTES = 256 << 20
@@ -232,15 +235,15 @@ def make_inputs(torch, rows, vocab, dtype, kind):
 def minimal_bytes(p, kind, mode):
     tensor = p.numel() * p.element_size()
     reads = 2 * tensor + (0 if kind == "prob" else p.numel() // p.shape[-1])
-    writes = 0 if mode == "fwd" else (1 if kind == "prob" else 2) * tensor
+    writes = 0 if mode == "fwd" else (1 if kind == "prob" or mode == "fwd_bwd_student" else 2) * tensor
     return reads + writes
 
 
 def run(args):
     import torch
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    # one compiled function per row serves 2 shapes x 2 dtypes x 2 modes (a recompile each)
+    # one compiled function per row and mode serves 2 shapes x 2 dtypes (a recompile each; the
+    # functions share their code objects, whose default limit of 8 recompiles would be reached)
     torch._dynamo.config.cache_size_limit = 64
     eager = formulas(torch)
     liger, liger_error = liger_formulas(torch) if "liger" in args.only else ({}, "not requested")
@@ -270,6 +273,8 @@ def run(args):
                 p0, q0, mask = make_inputs(torch, rows_n, vocab, dtype, kind)
                 reference = {}
                 for mode in MODES:
+                    if mode == "fwd_bwd_student" and kind == "prob":
+                        continue  # tvd_prob has one gradient
                     nbytes = minimal_bytes(p0, kind, mode)
                     copy_elems = nbytes // 2 // 16 * 16
                     src = torch.empty(copy_elems, dtype=torch.uint8, device=DEVICE)
@@ -277,7 +282,8 @@ def run(args):
                     copy_ms = timer.time_ms(lambda: dst.copy_(src), max(5, args.iters))
                     del src, dst
                     copy_gbps = 2 * copy_elems / (sum(copy_ms) / len(copy_ms) * 1e-3) / 1e9
-                    variants = [("eager", eager[row], ("p", "q") if kind == "logit" else ("p",))]
+                    whole = ("p",) if kind == "prob" else ("q",) if mode == "fwd_bwd_student" else ("p", "q")
+                    variants = [("eager", eager[row], whole)]
                     if "compile" in args.only:
                         key = (row, mode)
                         if key not in compiled:
@@ -292,8 +298,7 @@ def run(args):
                             entry["skipped"] = f"time budget of {args.time_budget} s spent"
                             results.append(entry)
                             continue
-                        want = ("p", "q") if kind == "logit" else ("p",)
-                        entry["partial_gradients"] = mode == "fwd_bwd" and set(grad_sides) != set(want)
+                        entry["partial_gradients"] = mode != "fwd" and set(grad_sides) != set(whole)
                         try:
                             entry.update(measure(torch, timer, fn, p0, q0, mask, bench_opts(row), mode, grad_sides,
                                                  args.iters, 3 if impl == "compile" else 2))
@@ -310,7 +315,7 @@ def run(args):
                         elif mode in reference and reference[mode] != 0:
                             entry["loss_rel_diff_vs_eager"] = abs(entry["loss"] - reference[mode]) / abs(reference[mode])
                         results.append(entry)
-                        print(f"{row:46s} {dtype:4s} {rows_n}x{vocab} {mode:7s} {impl:8s} "
+                        print(f"{row:46s} {dtype:4s} {rows_n}x{vocab} {mode:15s} {impl:8s} "
                               f"{entry['ms']:8.3f} ms  {entry['frac_of_copy']:.2f} of copy  "
                               f"extra {(entry['extra_bytes'] or 0) / 2**30:6.2f} GiB  +{time.time() - t0:.0f} s",
                               flush=True)

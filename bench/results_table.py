@@ -32,8 +32,10 @@ def main(path):
         copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
         copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"
         print(f"### {shape}, {dtype} (copy yardstick: {copy} GB/s)\n")
-        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | fwd plan | fwd+bwd plan |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        student = any("fwd_bwd_student" in modes for modes in rows.values())
+        print("| row | fwd ms | fwd GB/s | fwd frac | fwd+bwd ms | fwd+bwd GB/s | fwd+bwd frac | fwd plan | fwd+bwd plan |"
+              + (" student grad ms | student grad frac |" if student else ""))
+        print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if student else ""))
         for row, modes in rows.items():
             cells, plans = [], []
             for mode in ("fwd", "fwd_bwd"):
@@ -47,6 +49,14 @@ def main(path):
                 else:
                     cells += [f"{m['real_time']:.3f}", f"{m['GB/s']:.0f}", f"{m['frac_of_copy']:.2f}"]
                     plans.append(plan_of(m))
+            if student:
+                m = modes.get("fwd_bwd_student")
+                if m is None:
+                    plans += ["-", "-"]
+                elif "error" in m:
+                    plans += ["error: " + m["error"][:40], ""]
+                else:
+                    plans += [f"{m['real_time']:.3f}", f"{m['frac_of_copy']:.2f}"]
             print(f"| {row} | " + " | ".join(cells + plans) + " |")
         print()
 

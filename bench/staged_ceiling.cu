@@ -1,0 +1,294 @@
+// divcheck_staged_ceiling: the bandwidth ceiling of the cluster kernel's data flow, with the
+// arithmetic taken out. The logit kernel with gradients (kernels/cuda/logit_rows_kernel.cuh, one
+// cluster of C CTAs per row) stages each CTA's slice of both sides in shared memory by one bulk
+// copy, reads it in a few passes, waits for the cluster's exchange, and writes both gradients from
+// shared memory. This program runs that skeleton at the benchmark shapes and plans with nothing
+// computed: the same grid, cluster, CTA size, shared memory per CTA (so the same CTAs per SM), the
+// same bulk copy and mbarrier, cluster barriers where the exchanges are, and 16-byte streaming
+// stores of the slices' bytes as the "gradients". What it reaches is what the design could reach
+// if the arithmetic were free: the question bench/RESULTS.md ("Reading the misses") asks of the
+// forward+backward rows' 0.69-0.77 of the copy.
+//
+// Variants, one line each (the output is a Markdown table):
+//   fwd+bwd copy        load, write both sides (no pass, no barrier)
+//   fwd+bwd 1p+X        load, one reading pass, a cluster barrier (the one exchange), write
+//   fwd+bwd 2p+X        load, two reading passes, a cluster barrier, write (scan + sums)
+//   fwd+bwd 3p+2X       load, three passes with a barrier after the 2nd and 3rd, write (the two-pass rows)
+//   fwd 2p+X            load, two passes, a cluster barrier, no write (forward only, one cluster per row)
+//   fwd+bwd direct      no staging: each thread's 16-byte chunks loaded from global and stored
+//                       (the plain streaming copy with the same grid; no cluster)
+// A reading pass XORs each 16-byte chunk of both sides into a per-thread word (one LDS.128 per
+// chunk and side and four LOP3: less than any real pass), and the word decides nothing but a
+// store the data never trigger, so the compiler keeps the pass. Every run's gradients are checked
+// to equal the inputs' bytes (a mismatch count, which must be 0). Timing as divcheck_bench: CUDA
+// events around one launch after a 256 MiB L2 flush, the mean of 20, and a device-to-device copy
+// of half the minimal bytes in the same run as the yardstick.
+//   usage: divcheck_staged_ceiling [--smoke]      (--smoke: tiny shapes, the check only)
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/bulk_copy.cuh"
+
+namespace {
+
+using divcheck::cuda::bulk_arm;
+using divcheck::cuda::bulk_barrier_init;
+using divcheck::cuda::bulk_copy;
+using divcheck::cuda::bulk_wait;
+using divcheck::cuda::BulkBarrier;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "divcheck_staged_ceiling: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+struct Params {
+  const uint4* p;
+  const uint4* q;
+  uint4* gp;  // nullptr: forward only
+  uint4* gq;
+  long long row_chunks;    // 16-byte chunks per row and side
+  int slice_chunks;        // per CTA and side
+  int passes;              // reading passes over the staged slices
+  int barrier_after;       // cluster barriers after passes >= this one (1-based); 0: none
+  unsigned poison;         // a value no XOR of the data reaches in practice (the keep-alive store)
+  unsigned* sink;
+};
+
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ uint4 load_shared(const uint4* s) { return *s; }
+
+// One cluster of gridDim.x / rows CTAs per row; CTA r of a cluster stages chunks
+// [r * slice, (r + 1) * slice) of both sides.
+__global__ void staged_kernel(const Params prm) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  unsigned ctarank, nctas;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(ctarank));
+  asm("mov.u32 %0, %%cluster_nctarank;" : "=r"(nctas));
+  const long long row = blockIdx.x / nctas;
+  const long long first = static_cast<long long>(ctarank) * prm.slice_chunks;
+  const int n = static_cast<int>(max(0LL, min(static_cast<long long>(prm.slice_chunks), prm.row_chunks - first)));
+  uint4* sp = reinterpret_cast<uint4*>(smem);
+  uint4* sq = sp + prm.slice_chunks;
+  BulkBarrier& bar = *reinterpret_cast<BulkBarrier*>(sq + prm.slice_chunks);
+  if (threadIdx.x == 0) bulk_barrier_init(bar);
+  __syncthreads();
+  const long long base = row * prm.row_chunks + first;
+  if (threadIdx.x == 0 && n > 0) {
+    bulk_arm(bar, static_cast<unsigned>(2 * n * 16));
+    bulk_copy(sp, prm.p + base, static_cast<unsigned>(n * 16), bar);
+    bulk_copy(sq, prm.q + base, static_cast<unsigned>(n * 16), bar);
+  }
+  if (n > 0) bulk_wait(bar, 0);
+  unsigned acc = 0;
+  for (int pass = 1; pass <= prm.passes; ++pass) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
+      acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ static_cast<unsigned>(pass);
+    }
+    if (prm.barrier_after > 0 && pass >= prm.barrier_after) cluster_barrier();
+  }
+  if (acc == prm.poison) prm.sink[threadIdx.x] = acc;  // keeps the passes; the data never get here
+  if (prm.gp == nullptr) return;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    __stcs(prm.gp + base + i, load_shared(sp + i));
+    __stcs(prm.gq + base + i, load_shared(sq + i));
+  }
+}
+
+// The same grid without staging or cluster: each thread's chunks straight from global memory.
+__global__ void direct_kernel(const Params prm, int ctas_per_row) {
+  const long long row = blockIdx.x / ctas_per_row;
+  const long long first = static_cast<long long>(blockIdx.x % ctas_per_row) * prm.slice_chunks;
+  const int n = static_cast<int>(max(0LL, min(static_cast<long long>(prm.slice_chunks), prm.row_chunks - first)));
+  const long long base = row * prm.row_chunks + first;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint4 a = __ldcs(prm.p + base + i), b = __ldcs(prm.q + base + i);
+    __stcs(prm.gp + base + i, a);
+    __stcs(prm.gq + base + i, b);
+  }
+}
+
+__global__ void count_mismatches(const uint4* a, const uint4* b, long long n, unsigned long long* bad) {
+  unsigned long long local = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const uint4 x = a[i], y = b[i];
+    local += (x.x != y.x) | (x.y != y.y) | (x.z != y.z) | (x.w != y.w);
+  }
+  if (local) atomicAdd(bad, local);
+}
+
+__global__ void fill_random(uint4* d, long long n, unsigned seed) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    unsigned h = static_cast<unsigned>(i) * 2654435761u ^ seed ^ static_cast<unsigned>(i >> 32) * 40503u;
+    uint4 v;
+    v.x = h = h * 1664525u + 1013904223u;
+    v.y = h = h * 1664525u + 1013904223u;
+    v.z = h = h * 1664525u + 1013904223u;
+    v.w = h * 1664525u + 1013904223u;
+    d[i] = v;
+  }
+}
+
+struct Shape {
+  const char* name;
+  long long rows, vocab;
+  int elem;   // bytes per element
+  int ctas;   // CTAs per row (the automatic plan's cluster, or the one under study)
+  int threads;
+  int pad_kb = 0;  // unused shared memory per CTA, to hold fewer CTAs per SM
+};
+
+struct Variant {
+  const char* name;
+  bool write, direct;
+  int passes, barrier_after;
+};
+
+struct Buffers {
+  uint4 *in = nullptr, *out = nullptr, *flush = nullptr;
+  unsigned* sink = nullptr;
+  unsigned long long* bad = nullptr;
+  size_t flush_bytes = size_t{256} << 20;
+};
+
+double mean(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool smoke = argc > 1 && std::strcmp(argv[1], "--smoke") == 0;
+  if (argc > 1 && !smoke) {
+    std::fprintf(stderr, "usage: divcheck_staged_ceiling [--smoke]\n  unknown argument: %s\n", argv[1]);
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("[  SKIPPED ] no CUDA device\n");
+    return 0;
+  }
+  std::vector<Shape> shapes = {
+      {"8192x128256 bf16", 8192, 128256, 2, 8, 256},   // KL bf16 fwd+bwd: 64 KB per CTA, 3 per SM
+      {"4096x256000 bf16", 4096, 256000, 2, 16, 256},  // 64 KB, 3 per SM
+      {"8192x128256 f32", 8192, 128256, 4, 16, 256},   // the whole staged f32 plan before step 62
+      {"8192x128256 bf16", 8192, 128256, 2, 8, 256, 40},  // as the first, two CTAs per SM
+      {"8192x128256 f32", 8192, 128256, 4, 8, 256},    // 128 KB per CTA: one per SM
+  };
+  if (smoke) shapes = {{"64x4104 bf16", 64, 4104, 2, 4, 256}, {"64x4104 f32", 64, 4104, 4, 2, 256}};
+  const std::vector<Variant> variants = {
+      {"fwd+bwd copy", true, false, 0, 0},   {"fwd+bwd 1p+X", true, false, 1, 1},
+      {"fwd+bwd 2p+X", true, false, 2, 2},   {"fwd+bwd 3p+2X", true, false, 3, 2},
+      {"fwd 2p+X", false, false, 2, 2},      {"fwd load only", false, false, 0, 0},
+      {"fwd+bwd direct", true, true, 0, 0},
+  };
+  const int iters = smoke ? 2 : 20;
+  Buffers b;
+  size_t max_side = 0;
+  for (const Shape& s : shapes) max_side = std::max(max_side, static_cast<size_t>(s.rows * s.vocab * s.elem));
+  check(cudaMalloc(&b.in, 2 * max_side), "cudaMalloc(inputs)");
+  check(cudaMalloc(&b.out, 2 * max_side), "cudaMalloc(outputs)");
+  check(cudaMalloc(&b.flush, b.flush_bytes), "cudaMalloc(flush)");
+  check(cudaMalloc(&b.sink, 4096), "cudaMalloc(sink)");
+  check(cudaMalloc(&b.bad, sizeof(unsigned long long)), "cudaMalloc(bad)");
+  check(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+        "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "cudaEventCreate");
+  check(cudaEventCreate(&e1), "cudaEventCreate");
+  int failures = 0;
+  std::printf("| shape | plan | variant | CTAs per SM | ms | GB/s | copy GB/s | frac of copy | mismatches |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (const Shape& s : shapes) {
+    const long long row_chunks = s.vocab * s.elem / 16;
+    const long long side_chunks = s.rows * row_chunks;
+    const size_t side = static_cast<size_t>(side_chunks) * 16;
+    fill_random<<<1024, 256>>>(b.in, 2 * side_chunks, 12345u);
+    check(cudaGetLastError(), "fill_random");
+    const int slice = static_cast<int>((row_chunks + s.ctas - 1) / s.ctas);
+    const size_t smem = 2 * static_cast<size_t>(slice) * 16 + 16 + static_cast<size_t>(s.pad_kb) * 1024;
+    check(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel, s.threads, smem), "occupancy");
+    for (const Variant& v : variants) {
+      Params prm{b.in, b.in + side_chunks, v.write ? b.out : nullptr, v.write ? b.out + side_chunks : nullptr,
+                 row_chunks, slice, v.passes, v.barrier_after, 0x9e3779b9u, b.sink};
+      const auto launch = [&] {
+        if (v.direct) {
+          direct_kernel<<<static_cast<unsigned>(s.rows * s.ctas), s.threads>>>(prm, s.ctas);
+          return;
+        }
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(static_cast<unsigned>(s.rows * s.ctas));
+        cfg.blockDim = dim3(static_cast<unsigned>(s.threads));
+        cfg.dynamicSmemBytes = smem;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = static_cast<unsigned>(s.ctas);
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        check(cudaLaunchKernelEx(&cfg, staged_kernel, prm), "cudaLaunchKernelEx(staged_kernel)");
+      };
+      check(cudaMemset(b.out, 0, 2 * side), "cudaMemset(outputs)");
+      launch();
+      check(cudaGetLastError(), "launch");
+      check(cudaDeviceSynchronize(), "first launch");
+      unsigned long long bad = 0;
+      if (v.write) {
+        check(cudaMemset(b.bad, 0, sizeof bad), "cudaMemset(bad)");
+        count_mismatches<<<1024, 256>>>(b.in, b.out, 2 * side_chunks, b.bad);
+        check(cudaMemcpy(&bad, b.bad, sizeof bad, cudaMemcpyDeviceToHost), "mismatch count");
+        if (bad != 0) ++failures;
+      }
+      std::vector<float> ms, copy_ms;
+      const size_t bytes = (v.write ? 4 : 2) * side + static_cast<size_t>(s.rows);  // + the mask byte, as divcheck_bench
+      for (int k = 0; k < iters; ++k) {
+        check(cudaMemsetAsync(b.flush, k & 0xff, b.flush_bytes), "flush");
+        check(cudaEventRecord(e0), "record");
+        launch();
+        check(cudaEventRecord(e1), "record");
+        check(cudaEventSynchronize(e1), "sync");
+        float t = 0;
+        check(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+        ms.push_back(t);
+      }
+      for (int k = 0; k < iters; ++k) {
+        check(cudaMemsetAsync(b.flush, k & 0xff, b.flush_bytes), "flush");
+        check(cudaEventRecord(e0), "record");
+        check(cudaMemcpyAsync(b.out, b.in, bytes / 2 / 16 * 16, cudaMemcpyDeviceToDevice), "copy");
+        check(cudaEventRecord(e1), "record");
+        check(cudaEventSynchronize(e1), "sync");
+        float t = 0;
+        check(cudaEventElapsedTime(&t, e0, e1), "elapsed");
+        copy_ms.push_back(t);
+      }
+      const double gbps = static_cast<double>(bytes) / (mean(ms) * 1e-3) / 1e9;
+      const double copy = static_cast<double>(bytes / 2 / 16 * 16 * 2) / (mean(copy_ms) * 1e-3) / 1e9;
+      std::printf("| %s | %d x %d | %s | %s | %.3f | %.0f | %.0f | %.3f | %s |\n", s.name, s.ctas, s.threads, v.name,
+                  v.direct ? "-" : std::to_string(per_sm).c_str(), mean(ms), gbps, copy, gbps / copy,
+                  v.write ? std::to_string(bad).c_str() : "-");
+      std::fflush(stdout);
+    }
+  }
+  if (failures) std::printf("FAILED: %d variants wrote bytes other than their inputs\n", failures);
+  return failures ? 1 : 0;
+}
