@@ -7,7 +7,9 @@
 // same bulk copy and mbarrier, cluster barriers where the exchanges are, and 16-byte streaming
 // stores of the slices' bytes as the "gradients". What it reaches is what the design could reach
 // if the arithmetic were free: the question bench/RESULTS.md ("Reading the misses") asks of the
-// forward+backward rows' 0.69-0.77 of the copy.
+// forward+backward rows' 0.69-0.77 of the copy. Measured on the H200 (2026-12-04, step 64): 0.93-0.96
+// of the copy at the automatic plans (three CTAs per SM), 0.87-0.93 for the same grid's plain
+// per-thread copy; with +12 FMA per column 0.83-0.88, +16 0.72-0.79.
 //
 // Variants, one line each (the output is a Markdown table):
 //   fwd+bwd copy        load, write both sides (no pass, no barrier)
@@ -17,6 +19,15 @@
 //   fwd 2p+X            load, two passes, a cluster barrier, no write (forward only, one cluster per row)
 //   fwd+bwd direct      no staging: each thread's 16-byte chunks loaded from global and stored
 //                       (the plain streaming copy with the same grid; no cluster)
+//   ... 4 pieces        the slices requested in 4 pieces, one mbarrier each; the first pass takes
+//                       each piece as it arrives (what a pipelined first pass could gain at best)
+//   ... +K FMA          K dependent FMAs per column in every pass, the write pass included (8
+//                       independent chains per chunk and side): arithmetic of a known weight, to
+//                       map the fraction against instructions per column in this design
+//   ... bulk store      the "gradients" written back into the slices (LDS + STS per chunk), then
+//                       stored by the bulk copy engine (cp.async.bulk shared -> global, one
+//                       thread, waiting for the engine's reads before the CTA exits) instead of
+//                       16-byte stores by every thread
 // A reading pass XORs each 16-byte chunk of both sides into a per-thread word (one LDS.128 per
 // chunk and side and four LOP3: less than any real pass), and the word decides nothing but a
 // store the data never trigger, so the compiler keeps the pass. Every run's gradients are checked
@@ -59,18 +70,49 @@ struct Params {
   int slice_chunks;        // per CTA and side
   int passes;              // reading passes over the staged slices
   int barrier_after;       // cluster barriers after passes >= this one (1-based); 0: none
+  int pieces;              // bulk copies (and mbarriers) per slice: 1 or kMaxPieces
+  bool bulk_store;         // gradients by cp.async.bulk shared -> global
   unsigned poison;         // a value no XOR of the data reaches in practice (the keep-alive store)
   unsigned* sink;
 };
 
 __device__ __forceinline__ void cluster_barrier() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
 
 __device__ __forceinline__ uint4 load_shared(const uint4* s) { return *s; }
 
+// A 16-byte shared store the compiler keeps even where it writes back what was just read.
+__device__ __forceinline__ void store_shared(uint4* d, uint4 v) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(d));
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+constexpr int kMaxPieces = 4;
+
+__device__ __forceinline__ void bulk_store(void* dst, const void* src, unsigned bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(src));
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(s), "r"(bytes) : "memory");
+}
+
+// kFma FMAs on each of the chunk pair's eight words read as floats (for bf16, two columns a word:
+// kFma / 2 per column and side, kFma per column), folded into acc.
+template <int kFma>
+__device__ __forceinline__ void arithmetic(const uint4& a, const uint4& b, unsigned& acc) {
+  if constexpr (kFma > 0) {
+    float f[8] = {__uint_as_float(a.x), __uint_as_float(a.y), __uint_as_float(a.z), __uint_as_float(a.w),
+                  __uint_as_float(b.x), __uint_as_float(b.y), __uint_as_float(b.z), __uint_as_float(b.w)};
+#pragma unroll
+    for (int r = 0; r < kFma; ++r)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] = fmaf(f[j], 0.999f, 0.5f);
+    acc ^= __float_as_uint(((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7])));
+  }
+}
+
 // One cluster of gridDim.x / rows CTAs per row; CTA r of a cluster stages chunks
 // [r * slice, (r + 1) * slice) of both sides.
+template <int kFma>
 __global__ void staged_kernel(const Params prm) {
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned ctarank, nctas;
@@ -81,29 +123,68 @@ __global__ void staged_kernel(const Params prm) {
   const int n = static_cast<int>(max(0LL, min(static_cast<long long>(prm.slice_chunks), prm.row_chunks - first)));
   uint4* sp = reinterpret_cast<uint4*>(smem);
   uint4* sq = sp + prm.slice_chunks;
-  BulkBarrier& bar = *reinterpret_cast<BulkBarrier*>(sq + prm.slice_chunks);
-  if (threadIdx.x == 0) bulk_barrier_init(bar);
+  BulkBarrier* bar = reinterpret_cast<BulkBarrier*>(sq + prm.slice_chunks);  // kMaxPieces of them
+  if (threadIdx.x == 0)
+    for (int k = 0; k < prm.pieces; ++k) bulk_barrier_init(bar[k]);
   __syncthreads();
   const long long base = row * prm.row_chunks + first;
-  if (threadIdx.x == 0 && n > 0) {
-    bulk_arm(bar, static_cast<unsigned>(2 * n * 16));
-    bulk_copy(sp, prm.p + base, static_cast<unsigned>(n * 16), bar);
-    bulk_copy(sq, prm.q + base, static_cast<unsigned>(n * 16), bar);
-  }
-  if (n > 0) bulk_wait(bar, 0);
+  // piece k: chunks [k * per, min(n, (k + 1) * per)), per a multiple of the CTA size, so that
+  // every thread's chunks of a pass fall in the pieces in order
+  const int per = (n + prm.pieces * blockDim.x - 1) / (prm.pieces * blockDim.x) * blockDim.x;
+  if (threadIdx.x == 0)
+    for (int k = 0; k < prm.pieces; ++k) {
+      const int lo = min(n, k * per), m = min(n, lo + per) - lo;
+      if (m == 0) continue;
+      bulk_arm(bar[k], static_cast<unsigned>(2 * m * 16));
+      bulk_copy(sp + lo, prm.p + base + lo, static_cast<unsigned>(m * 16), bar[k]);
+      bulk_copy(sq + lo, prm.q + base + lo, static_cast<unsigned>(m * 16), bar[k]);
+    }
+  // Before the first reader (a pass, or the write), each piece is waited for as it is reached.
+  int arrived = 0;  // pieces waited for
+  const auto reach = [&](int i) {
+    while (arrived < prm.pieces && i >= arrived * per) {
+      if (min(n, arrived * per) < n) bulk_wait(bar[arrived], 0);
+      ++arrived;
+    }
+  };
   unsigned acc = 0;
   for (int pass = 1; pass <= prm.passes; ++pass) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      reach(i - static_cast<int>(threadIdx.x));
       const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
       acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ static_cast<unsigned>(pass);
+      arithmetic<kFma>(a, b, acc);
     }
+    reach(n);
     if (prm.barrier_after > 0 && pass >= prm.barrier_after) cluster_barrier();
   }
-  if (acc == prm.poison) prm.sink[threadIdx.x] = acc;  // keeps the passes; the data never get here
-  if (prm.gp == nullptr) return;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    __stcs(prm.gp + base + i, load_shared(sp + i));
-    __stcs(prm.gq + base + i, load_shared(sq + i));
+  reach(n);
+  if (prm.gp == nullptr) {
+    if (acc == prm.poison) prm.sink[threadIdx.x] = acc;  // keeps the passes; the data never get here
+    return;
+  }
+  if (!prm.bulk_store) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
+      arithmetic<kFma>(a, b, acc);
+      __stcs(prm.gp + base + i, a);
+      __stcs(prm.gq + base + i, b);
+    }
+    if (acc == prm.poison) prm.sink[threadIdx.x] = acc;
+    return;
+  }
+  if (acc == prm.poison) prm.sink[threadIdx.x] = acc;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {  // the gradients' values into the slices
+    const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
+    store_shared(sp + i, a);
+    store_shared(sq + i, b);
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (threadIdx.x == 0 && n > 0) {
+    bulk_store(prm.gp + base, sp, static_cast<unsigned>(n * 16));
+    bulk_store(prm.gq + base, sq, static_cast<unsigned>(n * 16));
+    asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
   }
 }
 
@@ -156,6 +237,9 @@ struct Variant {
   const char* name;
   bool write, direct;
   int passes, barrier_after;
+  int pieces = 1;
+  bool bulk_store = false;
+  int fma = 0;  // FMAs per column and pass: 0, 4, 8, 12 or 16
 };
 
 struct Buffers {
@@ -197,18 +281,35 @@ int main(int argc, char** argv) {
       {"fwd+bwd 2p+X", true, false, 2, 2},   {"fwd+bwd 3p+2X", true, false, 3, 2},
       {"fwd 2p+X", false, false, 2, 2},      {"fwd load only", false, false, 0, 0},
       {"fwd+bwd direct", true, true, 0, 0},
+      {"fwd+bwd 2p+X 4 pieces", true, false, 2, 2, kMaxPieces},
+      {"fwd+bwd copy bulk store", true, false, 0, 0, 1, true},
+      {"fwd+bwd 2p+X bulk store", true, false, 2, 2, 1, true},
+      {"fwd+bwd 2p+X +4 FMA", true, false, 2, 2, 1, false, 4},
+      {"fwd+bwd 2p+X +8 FMA", true, false, 2, 2, 1, false, 8},
+      {"fwd+bwd 2p+X +12 FMA", true, false, 2, 2, 1, false, 12},
+      {"fwd+bwd 2p+X +16 FMA", true, false, 2, 2, 1, false, 16},
   };
   const int iters = smoke ? 2 : 20;
   Buffers b;
   size_t max_side = 0;
   for (const Shape& s : shapes) max_side = std::max(max_side, static_cast<size_t>(s.rows * s.vocab * s.elem));
-  check(cudaMalloc(&b.in, 2 * max_side), "cudaMalloc(inputs)");
-  check(cudaMalloc(&b.out, 2 * max_side), "cudaMalloc(outputs)");
+  check(cudaMalloc(&b.in, 2 * max_side + (size_t{1} << 20)), "cudaMalloc(inputs)");  // + the copy's mask bytes
+  check(cudaMalloc(&b.out, 2 * max_side + (size_t{1} << 20)), "cudaMalloc(outputs)");  // + the copy's mask bytes
   check(cudaMalloc(&b.flush, b.flush_bytes), "cudaMalloc(flush)");
   check(cudaMalloc(&b.sink, 4096), "cudaMalloc(sink)");
   check(cudaMalloc(&b.bad, sizeof(unsigned long long)), "cudaMalloc(bad)");
-  check(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-        "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
+  const auto kernel_of = [](int fma) {
+    switch (fma) {
+      case 4: return staged_kernel<4>;
+      case 8: return staged_kernel<8>;
+      case 12: return staged_kernel<12>;
+      case 16: return staged_kernel<16>;
+      default: return staged_kernel<0>;
+    }
+  };
+  for (int fma : {0, 4, 8, 12, 16})
+    check(cudaFuncSetAttribute(kernel_of(fma), cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+          "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "cudaEventCreate");
   check(cudaEventCreate(&e1), "cudaEventCreate");
@@ -222,14 +323,15 @@ int main(int argc, char** argv) {
     fill_random<<<1024, 256>>>(b.in, 2 * side_chunks, 12345u);
     check(cudaGetLastError(), "fill_random");
     const int slice = static_cast<int>((row_chunks + s.ctas - 1) / s.ctas);
-    const size_t smem = 2 * static_cast<size_t>(slice) * 16 + 16 + static_cast<size_t>(s.pad_kb) * 1024;
-    check(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    const size_t smem = 2 * static_cast<size_t>(slice) * 16 + 8 * kMaxPieces + static_cast<size_t>(s.pad_kb) * 1024;
+    for (int fma : {0, 4, 8, 12, 16})
+      check(cudaFuncSetAttribute(kernel_of(fma), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+            "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     int per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel, s.threads, smem), "occupancy");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel<0>, s.threads, smem), "occupancy");
     for (const Variant& v : variants) {
       Params prm{b.in, b.in + side_chunks, v.write ? b.out : nullptr, v.write ? b.out + side_chunks : nullptr,
-                 row_chunks, slice, v.passes, v.barrier_after, 0x9e3779b9u, b.sink};
+                 row_chunks, slice, v.passes, v.barrier_after, v.pieces, v.bulk_store, 0x9e3779b9u, b.sink};
       const auto launch = [&] {
         if (v.direct) {
           direct_kernel<<<static_cast<unsigned>(s.rows * s.ctas), s.threads>>>(prm, s.ctas);
@@ -246,7 +348,7 @@ int main(int argc, char** argv) {
         attr[0].val.clusterDim.z = 1;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        check(cudaLaunchKernelEx(&cfg, staged_kernel, prm), "cudaLaunchKernelEx(staged_kernel)");
+        check(cudaLaunchKernelEx(&cfg, kernel_of(v.fma), prm), "cudaLaunchKernelEx(staged_kernel)");
       };
       check(cudaMemset(b.out, 0, 2 * side), "cudaMemset(outputs)");
       launch();
