@@ -9,7 +9,8 @@
 // if the arithmetic were free: the question bench/RESULTS.md ("Reading the misses") asks of the
 // forward+backward rows' 0.69-0.77 of the copy. Measured on the H200 (2026-12-04, step 64): 0.93-0.96
 // of the copy at the automatic plans (three CTAs per SM), 0.87-0.93 for the same grid's plain
-// per-thread copy; with +12 FMA per column 0.83-0.88, +16 0.72-0.79.
+// per-thread copy; with +12 FMA per column 0.83-0.88, +16 0.72-0.79; the same counts with two
+// of them ex2.approx 5-15% lower (one MUFU.EX2 weighs about 2.4 FMAs here).
 //
 // Variants, one line each (the output is a Markdown table):
 //   fwd+bwd copy        load, write both sides (no pass, no barrier)
@@ -24,6 +25,8 @@
 //   ... +K FMA          K dependent FMAs per column in every pass, the write pass included (8
 //                       independent chains per chunk and side): arithmetic of a known weight, to
 //                       map the fraction against instructions per column in this design
+//   ... +K FMA +2 EX2   the same instruction count with two of each chain's steps MUFU ex2.approx
+//                       (the column loops' exponential): what the MUFU costs beyond its count
 //   ... bulk store      the "gradients" written back into the slices (LDS + STS per chunk), then
 //                       stored by the bulk copy engine (cp.async.bulk shared -> global, one
 //                       thread, waiting for the engine's reads before the CTA exits) instead of
@@ -97,22 +100,35 @@ __device__ __forceinline__ void bulk_store(void* dst, const void* src, unsigned 
 
 // kFma FMAs on each of the chunk pair's eight words read as floats (for bf16, two columns a word:
 // kFma / 2 per column and side, kFma per column), folded into acc.
-template <int kFma>
+// kEx2 of them (after the FMAs) are the MUFU's ex2.approx instead, the exponential of the real
+// column loops (the instruction count stays kFma per word).
+__device__ __forceinline__ float mufu_ex2(float x) {
+  float y;
+  asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+template <int kFma, int kEx2 = 0>
 __device__ __forceinline__ void arithmetic(const uint4& a, const uint4& b, unsigned& acc) {
+  static_assert(kEx2 <= kFma, "the exponentials replace some of the FMAs");
   if constexpr (kFma > 0) {
     float f[8] = {__uint_as_float(a.x), __uint_as_float(a.y), __uint_as_float(a.z), __uint_as_float(a.w),
                   __uint_as_float(b.x), __uint_as_float(b.y), __uint_as_float(b.z), __uint_as_float(b.w)};
 #pragma unroll
-    for (int r = 0; r < kFma; ++r)
+    for (int r = 0; r < kFma - kEx2; ++r)
 #pragma unroll
       for (int j = 0; j < 8; ++j) f[j] = fmaf(f[j], 0.999f, 0.5f);
+#pragma unroll
+    for (int r = 0; r < kEx2; ++r)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f[j] = mufu_ex2(f[j]);
     acc ^= __float_as_uint(((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7])));
   }
 }
 
 // One cluster of gridDim.x / rows CTAs per row; CTA r of a cluster stages chunks
 // [r * slice, (r + 1) * slice) of both sides.
-template <int kFma>
+template <int kFma, int kEx2>
 __global__ void staged_kernel(const Params prm) {
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned ctarank, nctas;
@@ -153,7 +169,7 @@ __global__ void staged_kernel(const Params prm) {
       reach(i - static_cast<int>(threadIdx.x));
       const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
       acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ static_cast<unsigned>(pass);
-      arithmetic<kFma>(a, b, acc);
+      arithmetic<kFma, kEx2>(a, b, acc);
     }
     reach(n);
     if (prm.barrier_after > 0 && pass >= prm.barrier_after) cluster_barrier();
@@ -166,7 +182,7 @@ __global__ void staged_kernel(const Params prm) {
   if (!prm.bulk_store) {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
       const uint4 a = load_shared(sp + i), b = load_shared(sq + i);
-      arithmetic<kFma>(a, b, acc);
+      arithmetic<kFma, kEx2>(a, b, acc);
       __stcs(prm.gp + base + i, a);
       __stcs(prm.gq + base + i, b);
     }
@@ -240,6 +256,7 @@ struct Variant {
   int pieces = 1;
   bool bulk_store = false;
   int fma = 0;  // FMAs per column and pass: 0, 4, 8, 12 or 16
+  int ex2 = 0;  // of which MUFU exponentials: 0 or 2 (with fma 8, 12, 16)
 };
 
 struct Buffers {
@@ -288,6 +305,9 @@ int main(int argc, char** argv) {
       {"fwd+bwd 2p+X +8 FMA", true, false, 2, 2, 1, false, 8},
       {"fwd+bwd 2p+X +12 FMA", true, false, 2, 2, 1, false, 12},
       {"fwd+bwd 2p+X +16 FMA", true, false, 2, 2, 1, false, 16},
+      {"fwd+bwd 2p+X +6 FMA +2 EX2", true, false, 2, 2, 1, false, 8, 2},
+      {"fwd+bwd 2p+X +10 FMA +2 EX2", true, false, 2, 2, 1, false, 12, 2},
+      {"fwd+bwd 2p+X +14 FMA +2 EX2", true, false, 2, 2, 1, false, 16, 2},
   };
   const int iters = smoke ? 2 : 20;
   Buffers b;
@@ -298,17 +318,21 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&b.flush, b.flush_bytes), "cudaMalloc(flush)");
   check(cudaMalloc(&b.sink, 4096), "cudaMalloc(sink)");
   check(cudaMalloc(&b.bad, sizeof(unsigned long long)), "cudaMalloc(bad)");
-  const auto kernel_of = [](int fma) {
-    switch (fma) {
-      case 4: return staged_kernel<4>;
-      case 8: return staged_kernel<8>;
-      case 12: return staged_kernel<12>;
-      case 16: return staged_kernel<16>;
-      default: return staged_kernel<0>;
+  const auto kernel_of = [](int fma, int ex2) {
+    switch (fma * 10 + ex2) {
+      case 40: return staged_kernel<4, 0>;
+      case 80: return staged_kernel<8, 0>;
+      case 120: return staged_kernel<12, 0>;
+      case 160: return staged_kernel<16, 0>;
+      case 82: return staged_kernel<8, 2>;
+      case 122: return staged_kernel<12, 2>;
+      case 162: return staged_kernel<16, 2>;
+      default: return staged_kernel<0, 0>;
     }
   };
-  for (int fma : {0, 4, 8, 12, 16})
-    check(cudaFuncSetAttribute(kernel_of(fma), cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+  const int kinds[][2] = {{0, 0}, {4, 0}, {8, 0}, {12, 0}, {16, 0}, {8, 2}, {12, 2}, {16, 2}};
+  for (const auto& k : kinds)
+    check(cudaFuncSetAttribute(kernel_of(k[0], k[1]), cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
           "cudaFuncSetAttribute(NonPortableClusterSizeAllowed)");
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "cudaEventCreate");
@@ -324,11 +348,12 @@ int main(int argc, char** argv) {
     check(cudaGetLastError(), "fill_random");
     const int slice = static_cast<int>((row_chunks + s.ctas - 1) / s.ctas);
     const size_t smem = 2 * static_cast<size_t>(slice) * 16 + 8 * kMaxPieces + static_cast<size_t>(s.pad_kb) * 1024;
-    for (int fma : {0, 4, 8, 12, 16})
-      check(cudaFuncSetAttribute(kernel_of(fma), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+    for (const auto& k : kinds)
+      check(cudaFuncSetAttribute(kernel_of(k[0], k[1]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(smem)),
             "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     int per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel<0>, s.threads, smem), "occupancy");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, staged_kernel<0, 0>, s.threads, smem), "occupancy");
     for (const Variant& v : variants) {
       Params prm{b.in, b.in + side_chunks, v.write ? b.out : nullptr, v.write ? b.out + side_chunks : nullptr,
                  row_chunks, slice, v.passes, v.barrier_after, v.pieces, v.bulk_store, 0x9e3779b9u, b.sink};
@@ -348,7 +373,7 @@ int main(int argc, char** argv) {
         attr[0].val.clusterDim.z = 1;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        check(cudaLaunchKernelEx(&cfg, kernel_of(v.fma), prm), "cudaLaunchKernelEx(staged_kernel)");
+        check(cudaLaunchKernelEx(&cfg, kernel_of(v.fma, v.ex2), prm), "cudaLaunchKernelEx(staged_kernel)");
       };
       check(cudaMemset(b.out, 0, 2 * side), "cudaMemset(outputs)");
       launch();
