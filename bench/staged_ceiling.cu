@@ -10,7 +10,8 @@
 // forward+backward rows' 0.69-0.77 of the copy. Measured on the H200 (2026-12-04, step 64): 0.93-0.96
 // of the copy at the automatic plans (three CTAs per SM), 0.87-0.93 for the same grid's plain
 // per-thread copy; with +12 FMA per column 0.83-0.88, +16 0.72-0.79; the same counts with two
-// of them ex2.approx 5-15% lower (one MUFU.EX2 weighs about 2.4 FMAs here).
+// of them ex2.approx 5-15% lower (one MUFU.EX2 weighs about 2.4 FMAs here); forward only with
+// three passes and two barriers (the two-pass rows) +4/+8/+12 FMA 0.82/0.61/0.49 (bf16).
 //
 // Variants, one line each (the output is a Markdown table):
 //   fwd+bwd copy        load, write both sides (no pass, no barrier)
@@ -308,6 +309,10 @@ int main(int argc, char** argv) {
       {"fwd+bwd 2p+X +6 FMA +2 EX2", true, false, 2, 2, 1, false, 8, 2},
       {"fwd+bwd 2p+X +10 FMA +2 EX2", true, false, 2, 2, 1, false, 12, 2},
       {"fwd+bwd 2p+X +14 FMA +2 EX2", true, false, 2, 2, 1, false, 16, 2},
+      {"fwd 3p+2X +4 FMA", false, false, 3, 2, 1, false, 4},   // the two-pass rows' forward
+      {"fwd 3p+2X +8 FMA", false, false, 3, 2, 1, false, 8},
+      {"fwd 3p+2X +12 FMA", false, false, 3, 2, 1, false, 12},
+      {"fwd 3p+2X +6 FMA +2 EX2", false, false, 3, 2, 1, false, 8, 2},
   };
   const int iters = smoke ? 2 : 20;
   Buffers b;
