@@ -5,7 +5,8 @@ registry, forward and forward+backward side by side (ms, GB/s of the minimal tra
 of the device-to-device copy bandwidth measured in the same run, and each mode's plan: CTAs per
 row (a cluster) x threads per CTA and whether the row slices are staged in shared memory, or for
 the streamed kernels of KL and cross-entropy (forward only, and with gradients), tiles per row
-x threads per CTA).
+x threads per CTA); where the run has the `fwd_bwd_student` mode (the q side's gradient only),
+two more columns with its time and fraction.
     usage: python3 bench/results_table.py OUT/bench.json
 """
 import json
