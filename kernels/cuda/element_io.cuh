@@ -112,6 +112,30 @@ __device__ __forceinline__ void raw_set(RawChunk<Elem>& r, int k, float v) {
   chunk_set<Elem>(r.w[k / kVec<Elem>], k % kVec<Elem>, v);
 }
 
+// Rounds a and b once each to Elem into columns 2j and 2j + 1 of a chunk (the values raw_set would
+// give). On the device the 16-bit dtypes round both in one instruction (cvt.rn.bf16x2.f32,
+// cvt.rn.f16x2.f32: the same round to nearest even as the single conversions); the compiler did
+// not always find that pairing in two raw_set calls (bench/RESULTS.md step 65).
+template <class Elem>
+__device__ __forceinline__ void raw_set_pair(RawChunk<Elem>& r, int j, float a, float b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Elem) == 2) {
+    uint32_t* w = reinterpret_cast<uint32_t*>(r.w);
+    if constexpr (std::is_same_v<Elem, __nv_bfloat16>) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);  // .x (the low half) = a
+      w[j] = *reinterpret_cast<const uint32_t*>(&h);
+    } else {
+      const __half2 h = __floats2half2_rn(a, b);
+      w[j] = *reinterpret_cast<const uint32_t*>(&h);
+    }
+  } else
+#endif
+  {
+    raw_set<Elem>(r, 2 * j, a);
+    raw_set<Elem>(r, 2 * j + 1, b);
+  }
+}
+
 // Loads the chunk at src with `cnt` (1..8) valid columns. kGlobal: read-only global memory
 // (the non-coherent path); else shared memory. vec: whole and 16-byte aligned.
 template <class Elem, bool kGlobal>

@@ -68,8 +68,9 @@
 // RowPaths), so that no other path's code shares its register allocation (bench/RESULTS.md
 // steps 36 and 37).
 // Measured on the H200 at the benchmark shapes (whole launch sequence): see bench/RESULTS.md for
-// every row (KL and cross-entropy best, Jensen-Shannon worst; step 51: KL bf16 8192x128256
-// 0.82-0.86 of the copy forward (across calls), 0.77 forward+backward; f32 0.91 / 0.68; Jefferys
+// every row (KL and cross-entropy best, Jensen-Shannon worst; step 66: KL bf16 8192x128256
+// forward+backward 0.83 of the copy, cross-entropy 0.84; step 51: KL bf16 forward (before the
+// streamed kernel) 0.82-0.86 (across calls), 0.77 forward+backward; f32 0.91 / 0.68; Jefferys
 // 0.50 / 0.67; Hellinger 0.44 / 0.56; Jensen-Shannon 0.33 / 0.38, total variation 0.37 / 0.40).
 // KL bf16 forward (ncu, step 28): ~24.5 instructions per column, issue slots 67% busy, DRAM 57%,
 // barrier stalls 12.5% of the samples (31% before the deferral). The code generated for the whole kernel is
@@ -223,6 +224,63 @@ __device__ __forceinline__ void read_chunks(const SliceRef<Elem, kP>& y, const S
   } else {
     read_chunk(y, i, cnt, cy);
     read_chunk(x, i, cnt, cx);
+  }
+}
+
+// How many of the first `whole` chunks of both slices the staged loops of for_each_chunk_pair and
+// write_gradients take: all of them where the slices are staged whole, none where they are not
+// staged, and none in a partly staged kernel (kP): its first K chunks in such a loop, the rest in
+// the general one, measured 0.91-0.96x for KL, cross-entropy, the temperature KL row and
+// Hellinger with gradients (f32, both benchmark shapes; the same loops without it 0.99-1.01x of
+// the kernels before: bench/RESULTS.md step 65).
+template <class Elem, bool kP>
+__device__ __forceinline__ int whole_staged_chunks(const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x,
+                                                   int whole) {
+  if constexpr (kP) {
+    return 0;
+  } else {
+    return y.s != nullptr && x.s != nullptr ? whole : 0;
+  }
+}
+
+// Runs body(i, cnt, tag, cy, cx) over the thread's chunks of both sides' n-column slices in
+// chunk order, as for_each_chunk, with each chunk read (read_chunks<kOneTest>). The staged whole
+// chunks (whole_staged_chunks) go through a loop of their own that reads shared memory without
+// the per-chunk staged test (three body instantiations instead of two: the staged loop's, and
+// the general loop's whole and partial chunks; bench/RESULTS.md step 65).
+// kStagedLoop false (the general path's kernels: a support mask or the path chosen at run time,
+// whose code at the register cap grew stack frames with the third body) and the partly staged
+// kernels (whole_staged_chunks) keep for_each_chunk's code.
+template <bool kOneTest, bool kStagedLoop = true, class Elem, bool kP, class Body>
+__device__ __forceinline__ void for_each_chunk_pair(const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x, int n,
+                                                    const Body& body) {
+  if constexpr (kP || !kStagedLoop) {
+    for_each_chunk(n, [&](int i, int cnt, auto whole) {
+      RawChunk<Elem> cy, cx;
+      read_chunks<kOneTest>(y, x, i, cnt, cy, cx);
+      body(i, cnt, whole, cy, cx);
+    });
+    return;
+  }
+  const int whole = n / kChunk;
+  int i = threadIdx.x;
+  const int staged = whole_staged_chunks(y, x, whole);
+  for (; i < staged; i += cta_threads()) {
+    RawChunk<Elem> cy, cx;
+    load_staged(y.s, y.sa, i, cy);
+    load_staged(x.s, x.sa, i, cx);
+    body(i, kChunk, std::true_type{}, cy, cx);
+  }
+  for (; i < whole; i += cta_threads()) {
+    RawChunk<Elem> cy, cx;
+    read_chunks<kOneTest>(y, x, i, kChunk, cy, cx);
+    body(i, kChunk, std::true_type{}, cy, cx);
+  }
+  if (i == whole && n % kChunk != 0) {
+    const int cnt = n - whole * kChunk;
+    RawChunk<Elem> cy, cx;
+    read_chunks<kOneTest>(y, x, i, cnt, cy, cx);
+    body(i, cnt, std::false_type{}, cy, cx);
   }
 }
 
@@ -449,17 +507,43 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
                                                const RawChunk<Elem>& cx, const uint8_t* ssrc, int i, int cnt,
                                                const SideRow& py, const SideRow& qx, const float* st, float factor,
                                                RawChunk<Elem>& oy, RawChunk<Elem>& ox) {
+  float a[kChunk], b[kChunk];
+  if constexpr (kTame && kCols == Columns::log_softmax && kHasTameShiftedGrads<Policy> && kT != TempForm::any) {
+    // Tame rows of KL, the temperature KL row and cross-entropy: the gradients from the shifted
+    // logits (kl.hpp kl_grads_tame; 3 operations per column fewer, bench/RESULTS.md step 66). The
+    // row's constants are loop-invariant: the compiler computes them once per pass. Not at a
+    // temperature other than 2^k (TempForm::any), whose f32 kernels grew stack frames with it.
+    const typename Policy::TameGradRow rc = Policy::tame_grad_row(py.log_s, qx.log_s, st, factor);
 #pragma unroll
-  for (int k = 0; k < kChunk; ++k) {
-    float a = 0.0f, b = 0.0f;
-    if (kWhole || k < cnt) {
-      const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-      const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                                 temperature_of<kT>(prm), prm.prob_path);
-      Policy::template grads<kTame>(c, st, prm.opt, factor, a, b);
+    for (int k = 0; k < kChunk; ++k) {
+      a[k] = 0.0f;
+      b[k] = 0.0f;
+      if (kWhole || k < cnt) {
+        const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), py.m, temperature_of<kT>(prm));
+        const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), qx.m, temperature_of<kT>(prm));
+        Policy::grads_tame_shifted(ty, tx, rc, a[k], b[k]);
+      }
+      if (k & 1) {  // each pair as it is done (fewer live values than packing after the loop)
+        raw_set_pair<Elem>(oy, k / 2, a[k - 1], a[k]);
+        raw_set_pair<Elem>(ox, k / 2, b[k - 1], b[k]);
+      }
     }
-    raw_set<Elem>(oy, k, a);
-    raw_set<Elem>(ox, k, b);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      a[k] = 0.0f;
+      b[k] = 0.0f;
+      if (kWhole || k < cnt) {
+        const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
+        const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
+                                                   temperature_of<kT>(prm), prm.prob_path);
+        Policy::template grads<kTame>(c, st, prm.opt, factor, a[k], b[k]);
+      }
+      if (k & 1) {
+        raw_set_pair<Elem>(oy, k / 2, a[k - 1], a[k]);
+        raw_set_pair<Elem>(ox, k / 2, b[k - 1], b[k]);
+      }
+    }
   }
 }
 
@@ -474,17 +558,43 @@ __device__ __forceinline__ void write_gradients(const RowKernelParams& prm, cons
     fill_slice(gq, n, out_vec, v);
     return;
   }
+  int i = threadIdx.x;
+  if constexpr (kNoSupport<kCols> && !kP) {
+    // Staged slices and aligned gradients (the benchmark's case and training's): the whole chunks
+    // of slices staged whole (whole_staged_chunks) in a loop of their own, without the count,
+    // staged and alignment tests of the loop below, which then takes the partial last chunk, if
+    // any (bench/RESULTS.md step 65).
+    if (out_vec) {
+      const int staged = whole_staged_chunks(y, x, n / kChunk);
+      for (; i < staged; i += cta_threads()) {
+        RawChunk<Elem> cy, cx, oy, ox;
+        load_staged(y.s, y.sa, i, cy);
+        load_staged(x.s, x.sa, i, cx);
+        gradient_chunk<Elem, Policy, kT, kCols, kTame, true>(prm, cy, cx, nullptr, i, kChunk, py, qx, st, res.factor,
+                                                             oy, ox);
+        if (gp) store_raw(gp + i * kChunk, kChunk, true, oy);
+        if (gq) store_raw(gq + i * kChunk, kChunk, true, ox);
+      }
+    }
+  }
   // One loop over every chunk with the count test inside (not for_each_chunk: bench/RESULTS.md,
   // step 15).
   const int chunks = (n + kChunk - 1) / kChunk;
-  for (int i = threadIdx.x; i < chunks; i += cta_threads()) {
+  for (; i < chunks; i += cta_threads()) {
     const int cnt = chunk_count(i, n);
     RawChunk<Elem> cy, cx, oy, ox;
     read_chunks<false>(y, x, i, cnt, cy, cx);
-    if (cnt == kChunk)
+    if constexpr (kNoSupport<kCols> && !kP) {
+      // One body for every chunk: a partial chunk's missing columns (zero bits, load_raw and
+      // the staging) get values too, which no store writes; no support byte is read (step 65).
+      // Not in the partly staged kernels, whose f32 code at the 80-register cap spilled with it
+      // (masked_jefferys' kernel with gradients: a 24-byte stack frame, 0.92-0.95x).
       gradient_chunk<Elem, Policy, kT, kCols, kTame, true>(prm, cy, cx, ssrc, i, cnt, py, qx, st, res.factor, oy, ox);
-    else
+    } else if (cnt == kChunk) {
+      gradient_chunk<Elem, Policy, kT, kCols, kTame, true>(prm, cy, cx, ssrc, i, cnt, py, qx, st, res.factor, oy, ox);
+    } else {
       gradient_chunk<Elem, Policy, kT, kCols, kTame, false>(prm, cy, cx, ssrc, i, cnt, py, qx, st, res.factor, oy, ox);
+    }
     if (gp) store_raw(gp + i * kChunk, cnt, out_vec && cnt == kChunk, oy);
     if (gq) store_raw(gq + i * kChunk, cnt, out_vec && cnt == kChunk, ox);
   }
@@ -626,9 +736,8 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
                                               const SliceRef<Elem, kP>& x, int n, float m0, float m1,
                                               float (&acc)[Policy::kOnePass + 2]) {
   constexpr int kSums = Policy::kOnePass + 2;
-  for_each_chunk(n, [&](int i, int cnt, auto whole) {
-    RawChunk<Elem> cy, cx;
-    read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
+  for_each_chunk_pair<kIsLossOnly<Policy>>(y, x, n, [&](int, int cnt, auto whole, const RawChunk<Elem>& cy,
+                                                        const RawChunk<Elem>& cx) {
     float part[kSums];
     one_pass_chunk<Elem, Policy, kT, kTame, decltype(whole)::value>(prm, cy, cx, cnt, m0, m1, part);
 #pragma unroll
@@ -641,12 +750,11 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 // one_exchange_row for the two-pass rows; the row's: row_passes), each chunk's 8 terms pairwise,
 // the chunk sums in chunk order. kTame: as one_pass_sums. The terms are the flushing ex2
 // (f_softmax_exp_ftz): a flushed term is below 2^-126 against S >= 1. kOneTest: read_chunks'.
-template <class Elem, TempForm kT, bool kTame, bool kOneTest, bool kP>
+template <class Elem, TempForm kT, bool kTame, bool kOneTest, bool kStagedLoop = true, bool kP>
 __device__ __forceinline__ void s_sums(const RowKernelParams& prm, const SliceRef<Elem, kP>& y, const SliceRef<Elem, kP>& x,
                                        int n, float m0, float m1, float (&acc)[2]) {
-  for_each_chunk(n, [&](int i, int cnt, auto whole) {
-    RawChunk<Elem> cy, cx;
-    read_chunks<kOneTest>(y, x, i, cnt, cy, cx);
+  for_each_chunk_pair<kOneTest, kStagedLoop>(y, x, n, [&](int, int cnt, auto whole, const RawChunk<Elem>& cy,
+                                             const RawChunk<Elem>& cx) {
     float ey[kChunk], ex[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
@@ -873,9 +981,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     // integer: fewer than 2^24 of them, so no carry until the merge).
     const float m0 = rs.max[0], m1 = rs.max[1];
     uint64_t ly = 0, lx = 0;
-    for_each_chunk(n, [&](int i, int cnt, auto whole) {
-      RawChunk<Elem> cy, cx;
-      read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
+    for_each_chunk_pair<kIsLossOnly<Policy>, kNoSupport<kCols>>(y, x, n, [&](int, int cnt, auto whole,
+                                                                             const RawChunk<Elem>& cy,
+                                                                             const RawChunk<Elem>& cx) {
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (decltype(whole)::value || k < cnt) {
@@ -890,7 +998,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     // chunk's 8 terms pairwise, the chunk sums in chunk order; then the CTA and cluster trees),
     // relative to the row's maxima.
     float acc[2] = {0.0f, 0.0f};
-    s_sums<Elem, kT, kTame, kIsLossOnly<Policy>>(prm, y, x, n, rs.max[0], rs.max[1], acc);
+    s_sums<Elem, kT, kTame, kIsLossOnly<Policy>, kNoSupport<kCols>>(prm, y, x, n, rs.max[0], rs.max[1], acc);
     reduce_stats<2, SSum::floats>(cl, sc, ex.box.first, ex.first_uses++ & 1u, rs, acc);
   }
   const SideRow py = side_row<kCols>(prm, rs, 0);
@@ -901,9 +1009,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kStats];
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
-    for_each_chunk(n, [&](int i, int cnt, auto whole) {
-      RawChunk<Elem> cy, cx;
-      read_chunks<kIsLossOnly<Policy>>(y, x, i, cnt, cy, cx);
+    for_each_chunk_pair<kIsLossOnly<Policy>, kNoSupport<kCols>>(y, x, n, [&](int i, int cnt, auto whole,
+                                                                             const RawChunk<Elem>& cy,
+                                                                             const RawChunk<Elem>& cx) {
       auto column_at = [&](int k) {
         return make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
                                          (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx,

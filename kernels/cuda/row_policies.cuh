@@ -80,6 +80,15 @@ struct KlPolicy {
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
   }
+  // Tame rows on the log-softmax path: the gradients from the shifted logits (kl.hpp
+  // kl_grads_tame; gradient_chunk, kHasTameShiftedGrads).
+  using TameGradRow = math::KlTameGradRow;
+  __device__ static TameGradRow tame_grad_row(float log_sy, float log_sx, const float* st, float f) {
+    return math::kl_tame_grad_row(log_sy, log_sx, math::KlStats{st[0]}, f);
+  }
+  __device__ static void grads_tame_shifted(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
+    math::kl_grads_tame(ty, tx, r, gp, gq);
+  }
   template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::KlStats ks{st[0]};
@@ -197,6 +206,13 @@ struct CrossEntropyPolicy {
     const float slope = math::capped_ce_slope(ce, o.max_loss, o.scaling_factor);
     if (slope == 0.0f) return {ell, GradMode::zero, 0.0f};  // the cap is flat here
     return {ell, GradMode::values, coef * slope};
+  }
+  using TameGradRow = math::CeTameGradRow;  // (as KlPolicy's)
+  __device__ static TameGradRow tame_grad_row(float log_sy, float log_sx, const float* st, float f) {
+    return math::ce_tame_grad_row(log_sy, log_sx, math::CeStats{st[0]}, f);
+  }
+  __device__ static void grads_tame_shifted(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
+    math::ce_grads_tame(ty, tx, r, gp, gq);
   }
   template <bool kTame = false>
   __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
@@ -339,6 +355,14 @@ struct LossOnly : Policy {
     return Policy::finish(all, coef, o);
   }
 };
+
+// Whether a policy has gradient forms of tame rows from the shifted logits (TameGradRow,
+// tame_grad_row, grads_tame_shifted: KL, the temperature KL row and cross-entropy), which the
+// tame log-softmax path of gradient_chunk takes instead of make_column and grads<true>.
+template <class Policy, class = void>
+inline constexpr bool kHasTameShiftedGrads = false;
+template <class Policy>
+inline constexpr bool kHasTameShiftedGrads<Policy, std::void_t<typename Policy::TameGradRow>> = true;
 
 template <class Policy>
 inline constexpr bool kIsLossOnly = false;

@@ -46,6 +46,8 @@ DIVCHECK_HD inline float f_tanh(float x) { return std::tanh(x); }
 // f_softmax_exp_ftz may flush results below 2^-126 to +0 (ex2.approx.ftz, one instruction less):
 // only for the summands of the fixed-point normaliser (exact_sum.hpp), which truncates
 // everything below 2^-40 to 0 anyway, so the flush changes no bit of S.
+inline constexpr float kLog2e = 1.44269504088896340736f;  // rounds to 0x3fb8aa3b
+
 #if defined(__CUDA_ARCH__)
 template <bool kFlushSubnormals>
 __device__ inline float ex2_approx(float a) {
@@ -54,7 +56,6 @@ __device__ inline float ex2_approx(float a) {
   else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
   return y;
 }
-inline constexpr float kLog2e = 1.44269504088896340736f;
 inline constexpr float kHalfLog2e = 0.72134752044448170368f;  // kLog2e / 2, exactly
 DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_approx<false>(x * kLog2e); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_approx<true>(x * kLog2e); }
@@ -71,6 +72,18 @@ DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_half(float x) { return std::exp(0.5f * x); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return std::exp(0.5f * (a + b)); }
+#endif
+
+// 2^x of an exponent the caller formed (x <= 0, finite: the tame gradient forms of kl.hpp and
+// cross_entropy.hpp, whose exponent is one fma of the shifted logit), and that fma. Device:
+// ex2.approx.ftz (relative error <= 2^-22, results below 2^-126 flushed to +0, as
+// f_softmax_exp_ftz) and fma.rn; host (the kernel emulator): std::exp2 and std::fma.
+#if defined(__CUDA_ARCH__)
+DIVCHECK_HD inline float f_exp2_ftz(float x) { return ex2_approx<true>(x); }
+DIVCHECK_HD inline float f_fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+#else
+DIVCHECK_HD inline float f_exp2_ftz(float x) { return std::exp2(x); }
+DIVCHECK_HD inline float f_fma(float a, float b, float c) { return std::fma(a, b, c); }
 #endif
 
 // A fast log for arguments in [FLT_MIN, 2]: the probability path's log p (softmax.hpp

@@ -49,6 +49,34 @@ DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& s
   return p == 0.0f ? 0.0f : v;
 }
 
+// The gradients of a tame row from its shifted logits t_y, t_x (softmax.hpp tame_side; the CUDA
+// kernels' tame log-softmax path, logit_rows_kernel.cuh gradient_chunk): the same values as
+// f·kl_grad_p_finite and f·kl_grad_q up to rounding, in fewer operations. Per row (KlTameGradRow):
+// c_y = −log S_y·log₂e, c_x likewise, and f·C with C = (log S_y − log S_x) + K_p; per column:
+//   p = 2^fma(t_y, log₂e, c_y),  q = 2^fma(t_x, log₂e, c_x)      (= exp(lp), exp(lq))
+//   ∂/∂y = p·fma(f, t_y − t_x, −f·C)                              (= f·p·(d − K_p))
+//   ∂/∂x = f·(q − p)
+// since lp − lq = (t_y − t_x) − (log S_y − log S_x). Error (first order, units of u; docs/
+// tolerances.md "Tame gradient forms"): the exponent errs by log S + |lp| + |t| = 2|lp| (c's
+// rounding, the fma's, log₂e's representation), against the 3|lp| of exp(lp·log₂e) with lp
+// rounded first; f·(d − K_p) by |t_y| + |t_x| + 2|C| + |d − K_p| with |C| <= |lp| + |lq| + |K_p|
+// (|t| + log S = |lp| for a shifted logit t <= 0). Identical rows: t_y = t_x and S_y = S_x
+// bitwise, K_p = 0 exactly, so C = 0, p = q, and both gradients are exactly ±0.
+struct KlTameGradRow {
+  float cy, cx;  // −log S·log₂e of each side
+  float f;       // the gradient factor (w g / T)
+  float fc;      // f·((log S_y − log S_x) + K_p)
+};
+DIVCHECK_HD inline KlTameGradRow kl_tame_grad_row(float log_sy, float log_sx, const KlStats& st, float f) {
+  return {-log_sy * kLog2e, -log_sx * kLog2e, f, f * ((log_sy - log_sx) + st.kp)};
+}
+DIVCHECK_HD inline void kl_grads_tame(float ty, float tx, const KlTameGradRow& r, float& gp, float& gq) {
+  const float p = f_exp2_ftz(f_fma(ty, kLog2e, r.cy));
+  const float q = f_exp2_ftz(f_fma(tx, kLog2e, r.cx));
+  gp = p * f_fma(r.f, ty - tx, -r.fc);
+  gq = r.f * (q - p);
+}
+
 // (p - q)(lp - lq): 0 when both are 0, +inf when exactly one is.
 DIVCHECK_HD inline float jefferys_term_finite(float p, float q, float lp, float lq) { return (p - q) * (lp - lq); }
 DIVCHECK_HD inline float jefferys_term(float p, float q, float lp, float lq) {

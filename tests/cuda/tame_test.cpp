@@ -153,7 +153,8 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
           EXPECT_EQ(never, 0);
           if (tame_sums_differ(id) || tame_gradient_stats_differ(c)) {
             // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
-            // kl_one_pass_factors_tame), and the Jefferys and Hellinger gradients' statistics come
+            // kl_one_pass_factors_tame) and the tame gradients come from the shifted logits
+            // (kl_grads_tame, ce_grads_tame: docs/tolerances.md), and the Jefferys and Hellinger gradients' statistics come
             // from one-pass sums on tame rows only, so both runs are judged against the reference
             // instead; the Jefferys and Hellinger rows' loss is still the same bits.
             const Expected e = compute_reference(c);
