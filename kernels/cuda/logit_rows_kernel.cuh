@@ -511,8 +511,10 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
   if constexpr (kTame && kCols == Columns::log_softmax && kHasTameShiftedGrads<Policy> && kT != TempForm::any) {
     // Tame rows of KL, the temperature KL row and cross-entropy: the gradients from the shifted
     // logits (kl.hpp kl_grads_tame; 3 operations per column fewer, bench/RESULTS.md step 66). The
-    // row's constants are loop-invariant: the compiler computes them once per pass. Not at a
-    // temperature other than 2^k (TempForm::any), whose f32 kernels grew stack frames with it.
+    // row's constants are loop-invariant: the compiler computes them once per pass. Only at
+    // T = 1 and T = 2^k, the paths measured (the TempForm::any kernels keep the general forms;
+    // their f32 stack frames grew in this step with or without these forms: bench/RESULTS.md
+    // step 65).
     const typename Policy::TameGradRow rc = Policy::tame_grad_row(py.log_s, qx.log_s, st, factor);
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
