@@ -82,7 +82,7 @@ struct KlPolicy {
   }
   // Tame rows on the log-softmax path: the gradients from the shifted logits (kl.hpp
   // kl_grads_tame; gradient_chunk, kHasTameShiftedGrads).
-  using TameGradRow = math::KlTameGradRow;
+  using TameGradRow = math::TameGradRow;
   __device__ static TameGradRow tame_grad_row(float log_sy, float log_sx, const float* st, float f) {
     return math::kl_tame_grad_row(log_sy, log_sx, math::KlStats{st[0]}, f);
   }
@@ -207,7 +207,7 @@ struct CrossEntropyPolicy {
     if (slope == 0.0f) return {ell, GradMode::zero, 0.0f};  // the cap is flat here
     return {ell, GradMode::values, coef * slope};
   }
-  using TameGradRow = math::CeTameGradRow;  // (as KlPolicy's)
+  using TameGradRow = math::TameGradRow;  // (as KlPolicy's)
   __device__ static TameGradRow tame_grad_row(float log_sy, float log_sx, const float* st, float f) {
     return math::ce_tame_grad_row(log_sy, log_sx, math::CeStats{st[0]}, f);
   }

@@ -36,17 +36,12 @@ DIVCHECK_HD inline float ce_grad_p(float p, float lp, float lq, const CeStats& s
 // lq = t_x − log S_x. Error (units of u, docs/tolerances.md "Tame gradient forms"): the
 // exponents as kl_grads_tame's; the factor by log S_x + ce (C = log S_x − ce), |f·C|'s rounding
 // and |lq + ce|. Identical rows: p = q bitwise, so the q side is exactly ±0 (structural there).
-struct CeTameGradRow {
-  float cy, cx;  // −log S·log₂e of each side
-  float f;       // the gradient factor (w g / T, times the cap's slope)
-  float fc;      // f·(log S_x − ce)
-};
-DIVCHECK_HD inline CeTameGradRow ce_tame_grad_row(float log_sy, float log_sx, const CeStats& st, float f) {
+DIVCHECK_HD inline TameGradRow ce_tame_grad_row(float log_sy, float log_sx, const CeStats& st, float f) {
   return {-log_sy * kLog2e, -log_sx * kLog2e, f, f * (log_sx - st.ce)};
 }
-DIVCHECK_HD inline void ce_grads_tame(float ty, float tx, const CeTameGradRow& r, float& gp, float& gq) {
-  const float p = f_exp2_ftz(f_fma(ty, kLog2e, r.cy));
-  const float q = f_exp2_ftz(f_fma(tx, kLog2e, r.cx));
+DIVCHECK_HD inline void ce_grads_tame(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
+  float p, q;
+  tame_probs(ty, tx, r, p, q);
   gp = p * f_fma(-r.f, tx, r.fc);
   gq = r.f * (q - p);
 }

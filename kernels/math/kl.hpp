@@ -51,7 +51,7 @@ DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& s
 
 // The gradients of a tame row from its shifted logits t_y, t_x (softmax.hpp tame_side; the CUDA
 // kernels' tame log-softmax path, logit_rows_kernel.cuh gradient_chunk): the same values as
-// f·kl_grad_p_finite and f·kl_grad_q up to rounding, in fewer operations. Per row (KlTameGradRow):
+// f·kl_grad_p_finite and f·kl_grad_q up to rounding, in fewer operations. Per row (TameGradRow):
 // c_y = −log S_y·log₂e, c_x likewise, and f·C with C = (log S_y − log S_x) + K_p; per column:
 //   p = 2^fma(t_y, log₂e, c_y),  q = 2^fma(t_x, log₂e, c_x)      (= exp(lp), exp(lq))
 //   ∂/∂y = p·fma(f, t_y − t_x, −f·C)                              (= f·p·(d − K_p))
@@ -62,17 +62,23 @@ DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& s
 // rounded first; f·(d − K_p) by |t_y| + |t_x| + 2|C| + |d − K_p| with |C| <= |lp| + |lq| + |K_p|
 // (|t| + log S = |lp| for a shifted logit t <= 0). Identical rows: t_y = t_x and S_y = S_x
 // bitwise, K_p = 0 exactly, so C = 0, p = q, and both gradients are exactly ±0.
-struct KlTameGradRow {
+// A row's constants of the tame gradient forms (KL here, cross-entropy in cross_entropy.hpp).
+struct TameGradRow {
   float cy, cx;  // −log S·log₂e of each side
-  float f;       // the gradient factor (w g / T)
-  float fc;      // f·((log S_y − log S_x) + K_p)
+  float f;       // the gradient factor (w g / T; cross-entropy: times the cap's slope)
+  float fc;      // f·C: KL C = (log S_y − log S_x) + K_p; cross-entropy C = log S_x − ce
 };
-DIVCHECK_HD inline KlTameGradRow kl_tame_grad_row(float log_sy, float log_sx, const KlStats& st, float f) {
+// p and q of a tame column from its shifted logits: 2^fma(t, log₂e, −log S·log₂e).
+DIVCHECK_HD inline void tame_probs(float ty, float tx, const TameGradRow& r, float& p, float& q) {
+  p = f_exp2_ftz(f_fma(ty, kLog2e, r.cy));
+  q = f_exp2_ftz(f_fma(tx, kLog2e, r.cx));
+}
+DIVCHECK_HD inline TameGradRow kl_tame_grad_row(float log_sy, float log_sx, const KlStats& st, float f) {
   return {-log_sy * kLog2e, -log_sx * kLog2e, f, f * ((log_sy - log_sx) + st.kp)};
 }
-DIVCHECK_HD inline void kl_grads_tame(float ty, float tx, const KlTameGradRow& r, float& gp, float& gq) {
-  const float p = f_exp2_ftz(f_fma(ty, kLog2e, r.cy));
-  const float q = f_exp2_ftz(f_fma(tx, kLog2e, r.cx));
+DIVCHECK_HD inline void kl_grads_tame(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
+  float p, q;
+  tame_probs(ty, tx, r, p, q);
   gp = p * f_fma(r.f, ty - tx, -r.fc);
   gq = r.f * (q - p);
 }
