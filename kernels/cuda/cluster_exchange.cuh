@@ -41,6 +41,35 @@ namespace cg = cooperative_groups;
 
 inline constexpr int kMaxCtas = 16;
 
+// The grid's clusters (1-D grids of 1-D clusters of `ctas` CTAs): this CTA's cluster and how
+// many there are, read from the special registers %clusterid.x and %nclusterid.x rather than
+// computed as blockIdx.x / C and gridDim.x / C: two unsigned divisions by a run-time C (~20
+// instructions each, a MUFU.RCP among them) on every CTA's path to its first request
+// (bench/RESULTS.md step 67). The emulator divides.
+struct GridClusters {
+  unsigned index, count;
+};
+
+// The same by the divisions (the forward-only row kernels', logit_rows_kernel.cuh).
+__device__ __forceinline__ GridClusters grid_clusters_by_division(unsigned ctas) {
+  GridClusters g;
+  g.count = gridDim.x / ctas;
+  g.index = blockIdx.x / ctas;
+  return g;
+}
+
+__device__ __forceinline__ GridClusters grid_clusters(unsigned ctas) {
+#if defined(__CUDA_ARCH__)
+  (void)ctas;
+  GridClusters g;
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(g.index));
+  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(g.count));
+  return g;
+#else
+  return grid_clusters_by_division(ctas);
+#endif
+}
+
 // A mailbox of kWords 16-byte words per sender rank, and its mbarrier.
 template <int kWords>
 struct Mailbox {

@@ -1040,9 +1040,32 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   }
 }
 
+// What the bulk copy engine moves of a CTA's slice of n columns: its whole chunks (all of them,
+// or a partly staged kernel's first K), and (kPartial) the bytes of the whole chunks after them,
+// which the L2 prefetches (0 in every other kernel).
+struct StagedBytes {
+  unsigned bytes, tail;
+};
+
+template <class Elem, bool kPartial>
+__device__ __forceinline__ StagedBytes staged_bytes(const RowKernelParams& prm, int n) {
+  constexpr auto kChunkBytes = static_cast<unsigned>(kChunk * sizeof(Elem));
+  const unsigned bytes =
+      kPartial ? static_cast<unsigned>(n / kChunk < prm.staged_chunks ? n / kChunk : prm.staged_chunks) * kChunkBytes
+               : static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
+  return {bytes, kPartial ? static_cast<unsigned>(n / kChunk) * kChunkBytes - bytes : 0u};
+}
+
+template <class Elem>
+__device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t row, int64_t v0) {
+  const int64_t off = row * prm.vocab + v0;
+  return aligned16(static_cast<const Elem*>(prm.y) + off) && aligned16(static_cast<const Elem*>(prm.x) + off);
+}
+
 // The bulk staging of a CTA's slices over its rows: the CTA's mbarrier and how many of its
 // phases completed (the same in every thread), and the row whose slices were requested ahead
-// (the prefetch; thread 0's, which alone requests: -1 in the other threads).
+// (the prefetch, or the first row's request at the kernel's entry; thread 0's, which alone
+// requests: -1 in the other threads).
 template <class Elem>
 struct SliceStream {
   BulkBarrier& bar;
@@ -1051,6 +1074,23 @@ struct SliceStream {
   uint32_t ys_sa, xs_sa;  // their shared_address
   unsigned uses = 0;
   int64_t ahead = -1;  // the row whose slices the engine is copying already, or -1
+  bool first = false;  // ahead is the CTA's first row, requested at entry (not a prefetch)
+  // Thread 0, at the kernel's entry, right after the mbarrier's initialisation: requests the
+  // slices of the CTA's first row if process_row would (staged, with data, aligned, whole
+  // chunks), so that their copy starts before the rest of the prologue (the barrier and cluster
+  // arrive, the row's pointers and the load of the position mask were all on the path to the
+  // request before; bench/RESULTS.md step 67). Returns whether it did (then `ahead` = row).
+  template <bool kPartial>
+  __device__ static __forceinline__ bool request_first(const RowKernelParams& prm, BulkBarrier& bar, Elem* ys,
+                                                       Elem* xs, int64_t row, int64_t v0, int n) {
+    if (!prm.staged || row >= prm.rows || (prm.valid && prm.valid[row] == 0) || !row_aligned<Elem>(prm, row, v0))
+      return false;
+    const StagedBytes b = staged_bytes<Elem, kPartial>(prm, n);
+    if (b.bytes == 0) return false;
+    request_slices(bar, ys, xs, static_cast<const Elem*>(prm.y), static_cast<const Elem*>(prm.x),
+                   row * prm.vocab + v0, b.bytes, b.tail);
+    return true;
+  }
   // Thread 0: requests the staged whole chunks (bytes) of this CTA's slices of `row`, and asks
   // the L2 to prefetch the whole chunks after them (tail bytes: a partly staged kernel's, which
   // every pass reads from global memory; 0 in every other kernel).
@@ -1072,12 +1112,6 @@ struct SliceStream {
     }
   }
 };
-
-template <class Elem>
-__device__ __forceinline__ bool row_aligned(const RowKernelParams& prm, int64_t row, int64_t v0) {
-  const int64_t off = row * prm.vocab + v0;
-  return aligned16(static_cast<const Elem*>(prm.y) + off) && aligned16(static_cast<const Elem*>(prm.x) + off);
-}
 
 // One valid position: the scan (pass 1), then passes 2-4 (row_passes). kCols (Columns):
 // log_softmax, no support mask and the log-softmax path (the common case, compiled without those
@@ -1102,13 +1136,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   const bool leader = cl.block_rank() == 0 && threadIdx.x == 0;
   const bool in_vec = aligned16(yg) && aligned16(xg);
   const bool out_vec = (gp == nullptr || aligned16(gp)) && (gq == nullptr || aligned16(gq));
-  // The bulk copy's whole chunks (all of them, or a partly staged kernel's first K), and (kPartial)
-  // the whole chunks after them, which the L2 prefetches.
-  constexpr auto kChunkBytes = static_cast<unsigned>(kChunk * sizeof(Elem));
-  const unsigned bytes =
-      kPartial ? static_cast<unsigned>(n / kChunk < prm.staged_chunks ? n / kChunk : prm.staged_chunks) * kChunkBytes
-               : static_cast<unsigned>(n / kChunk) * kChunk * static_cast<unsigned>(sizeof(Elem));
-  [[maybe_unused]] const unsigned tail = kPartial ? static_cast<unsigned>(n / kChunk) * kChunkBytes - bytes : 0u;
+  const StagedBytes staged_size = staged_bytes<Elem, kPartial>(prm, n);
+  const unsigned bytes = staged_size.bytes;
+  [[maybe_unused]] const unsigned tail = staged_size.tail;
   // (Initialized in place: the same SliceRef returned by a function cost the whole staged
   // kernels' code 104 instructions, step 60.)
   SliceRef<Elem, kPartial> y{yg, prm.staged ? stream.ys : nullptr, in_vec, stream.ys_sa};
@@ -1119,8 +1149,9 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
   }
 
   // Pass 1 (and staging). Aligned staged rows: the bulk copy engine moves the slices' whole
-  // chunks (bulk_copy.cuh; requested here, or ahead by the previous row; every read of the
-  // previous row's slices is behind a CTA barrier); else each thread loads and stages its chunks.
+  // chunks (bulk_copy.cuh; requested here, or ahead: by the previous row, or, the CTA's first
+  // row, at the kernel's entry; every read of the previous row's slices is behind a CTA
+  // barrier); else each thread loads and stages its chunks.
   SideRange<Elem> ry, rx;
   if (prm.staged && in_vec) {
     if (bytes > 0) {
@@ -1129,7 +1160,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
           if constexpr (kPartial) stream.request(prm, row, v0, bytes, tail);
           else stream.request(prm, row, v0, bytes);
         }
-      } else if (prm.counters && leader) {
+      } else if (prm.counters && leader && !stream.first) {
         atomicAdd(prm.counters + kPrefetchedRowsCounter, 1ull);  // diagnostics: its slices came ahead
       }
       bulk_wait(stream.bar, stream.uses & 1u);
@@ -1140,6 +1171,7 @@ __device__ __forceinline__ void process_row(const RowKernelParams& prm, int64_t 
     scan_slices(y, x, n, ry, rx);
   }
   stream.ahead = -1;
+  stream.first = false;
   if (prm.staged && sg) copy_bytes(sg, n, ss);
   float range[4];
   ry.result(range[0], range[2]);
@@ -1233,9 +1265,21 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   const int64_t staged_bytes = prm.staged ? 2 * slice_bytes + support_bytes : 0;
   const BlockScratch sc{reinterpret_cast<float (*)[kRecordFloats]>(dyn_smem + staged_bytes)};
 
-  const int64_t clusters = static_cast<int64_t>(gridDim.x / ctas);
+  // The kernels with gradients (one cluster per row: this prologue on every CTA-row) take the
+  // cluster index and count from the special registers and request their row's slices first
+  // thing (SliceStream::request_first). The forward-only kernels run persistent grids (this
+  // prologue once per CTA, every later row prefetched) and keep the divisions and the request in
+  // process_row: in their kernels of every path (RowPaths::all) either change alone moved the
+  // register allocation of the general paths onto 40-88-byte stack frames.
+  constexpr bool kForwardOnlyKernel = kDeferred || kIsLossOnly<Policy>;
+  const GridClusters grid = kForwardOnlyKernel ? grid_clusters_by_division(ctas) : grid_clusters(ctas);
+  const int64_t clusters = static_cast<int64_t>(grid.count);
+  const int64_t first_row = static_cast<int64_t>(grid.index);
+  bool first_requested = false;  // (thread 0's)
   if (threadIdx.x == 0) {
     bulk_barrier_init(sh.bar);
+    if constexpr (!kForwardOnlyKernel)
+      first_requested = SliceStream<Elem>::template request_first<kPartial>(prm, sh.bar, ys, xs, first_row, v0, n);
     mailbox_init(sh.box.range);
     mailbox_init(sh.box.first);
     mailbox_init(sh.box.second);
@@ -1244,9 +1288,13 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
   cluster_arrive_start();  // its wait comes before the first push (RowExchange::make_ready)
   RowExchange ex{sh.box};
   SliceStream<Elem> stream{sh.bar, ys, xs, shared_address(ys), shared_address(xs)};
+  if (first_requested) {
+    stream.ahead = first_row;
+    stream.first = true;
+  }
   const bool unit_t = prm.temperature == 1.0f;  // (kPaths: the launcher's condition)
   const bool plain = !prm.prob_path && prm.support == nullptr;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x / ctas); row < prm.rows; row += clusters) {
+  for (int64_t row = first_row; row < prm.rows; row += clusters) {
     if (prm.valid && prm.valid[row] == 0) {  // inert: never read, gradients exact +0
       const int64_t off = row * prm.vocab + v0;
       Elem* gp = prm.gp ? static_cast<Elem*>(prm.gp) + off : nullptr;
