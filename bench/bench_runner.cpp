@@ -99,7 +99,7 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_STREAM_GROUPS=1|2|4|8     LogitArgs::stream_groups (groups per tile, streamed)
 //   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
 //   DIVCHECK_BENCH_CLUSTER_POLICY=1|2   LogitArgs::cluster_policy (the cluster kernel's placement
-//                                       preference: 1 spread, 2 load balancing; unset the driver's)
+//                                       preference: 1 spread, 2 load balancing; unset automatic)
 //   DIVCHECK_BENCH_PARTIAL_STAGE=1|2|3  LogitArgs::partial_stage (the cluster kernel: 1 never partly
 //                                       staged, 2 or 3 the partly staged plan of that many CTAs per
 //                                       SM; launches whose slices fit whole keep the automatic plan)
@@ -329,7 +329,8 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["persistent"] = plan.persistent ? 1 : 0;
   state.counters["streamed"] = plan.streamed ? 1 : 0;
   state.counters["registers"] = plan.registers;  // (streamed only)
-  state.counters["cluster_policy"] = forced_cluster_policy();  // the knob (0: the driver's default)
+  state.counters["cluster_policy"] = plan.cluster_policy;  // the launch's: 0 default, 1 spread, 2 load balancing
+  state.counters["resident_clusters"] = plan.resident_clusters;  // the persistent grid's clusters
   if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
 }
 

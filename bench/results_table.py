@@ -3,7 +3,8 @@
 Markdown tables of bench/RESULTS.md: one table per (shape, dtype), one line per row of the
 registry, forward and forward+backward side by side (ms, GB/s of the minimal traffic, fraction
 of the device-to-device copy bandwidth measured in the same run, and each mode's plan: CTAs per
-row (a cluster) x threads per CTA and whether the row slices are staged in shared memory, or for
+row (a cluster) x threads per CTA, whether the row slices are staged in shared memory and whether
+the clusters loop over the rows (persistent, with the grid's cluster count), or for
 the streamed kernels of KL and cross-entropy (forward only, and with gradients), tiles per row
 x threads per CTA); where the run has the `fwd_bwd_student` mode (the q side's gradient only),
 two more columns with its time and fraction.
@@ -73,7 +74,11 @@ def plan_of(m):
     if not m.get("staged"):
         return f"{m['ctas']:.0f}{threads}, not staged"
     part = m.get("staged_fraction", 1.0)
-    return f"{m['ctas']:.0f}{threads}, " + ("staged" if part >= 1.0 else f"{100 * part:.0f}% staged")
+    # The persistent grid's clusters (the counter since step 68; older files name none).
+    grid = ""
+    if m.get("persistent"):
+        grid = f", persistent ({m['resident_clusters']:.0f} clusters)" if m.get("resident_clusters") else ", persistent"
+    return f"{m['ctas']:.0f}{threads}, " + ("staged" if part >= 1.0 else f"{100 * part:.0f}% staged") + grid
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

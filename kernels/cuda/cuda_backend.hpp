@@ -23,7 +23,7 @@ struct CudaOptions {
   int stream_rows = 0;        // 0: automatic; 1: never; 2: always (LogitArgs::stream_rows, stream_plan.hpp)
   int stream_groups = 0;      // 0: automatic; else groups per tile of the streamed kernel (LogitArgs::stream_groups)
   int stream_registers = 0;   // 0: automatic (stream_plan.hpp); 64 or 80: the streamed kernel's register cap
-  int cluster_policy = 0;     // 0: the driver's default; 1 spread; 2 load balancing (LogitArgs::cluster_policy)
+  int cluster_policy = 0;     // 0: automatic; 1 spread; 2 load balancing (LogitArgs::cluster_policy)
   int partial_stage = 0;      // 0: automatic; 1 never; 2 or 3: a partly staged plan (LogitArgs::partial_stage)
 };
 

@@ -63,8 +63,9 @@ struct LogitArgs {
   int stream_groups = 0;                        // groups per tile of the streamed kernels: 0 automatic, else 1..64
   int stream_registers = 0;                     // their register cap: 0 automatic (stream_plan.hpp), 64 or 80
   // The cluster kernel's placement of a cluster's CTAs (cudaLaunchAttributeClusterSchedulingPolicyPreference,
-  // a preference the driver may ignore): 0 the driver's default, 1 spread (one CTA of a cluster per
-  // SM), 2 load balancing (the hardware may put several on one SM). The kernels and results are the same.
+  // a preference the driver may ignore): 0 automatic (load balancing for a persistent grid, else the
+  // driver's default: logit_launch.cu cluster_placement), 1 spread (one CTA of a cluster per SM), 2
+  // load balancing (the hardware may put several on one SM). The kernels and results are the same.
   int cluster_policy = 0;
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
@@ -94,6 +95,10 @@ struct LogitPlan {
   std::size_t dynamic_smem_bytes = 0;
   int resident_clusters = 0;          // clusters the device holds at once (the persistent grid)
   bool persistent = false;            // LogitArgs::row_grid 2: resident clusters loop over the rows
+  // The cluster kernel's placement preference (LogitArgs::cluster_policy's values): the forced
+  // one, else load balancing for a persistent grid and the driver's default (0) otherwise
+  // (logit_launch.cu cluster_placement).
+  int cluster_policy = 0;
   // The streamed kernels (stream_plan.hpp): ctas = tiles per row, slice = columns per tile, no
   // cluster, no staging; with gradients, resident_clusters = the CTAs of the grid.
   bool streamed = false;

@@ -214,13 +214,25 @@ SmemBudget configure(RowKernel fn) {
   return {static_cast<std::size_t>(budget), share(2), share(3), share(6)};
 }
 
-// The row grid: forced (row_grid 1 or 2), else persistent exactly for forward-only launches,
-// where each cluster prefetches its next row (measured in one A/B run: KL and cross-entropy
-// forward 1.06-1.36x faster; with gradients, one cluster per row was as fast or faster:
-// bench/RESULTS.md, step 12).
+// The row grid: forced (row_grid 1 or 2), else persistent for forward-only launches, where each
+// cluster prefetches its next row (measured in one A/B run: KL and cross-entropy forward
+// 1.06-1.36x faster; with gradients, one cluster per row was as fast or faster: bench/RESULTS.md,
+// step 12), but total variation's: one cluster per row measured 1.13x (bf16, both benchmark
+// shapes) and 1.03-1.04x (f32) of the persistent grid's forward, every other two-pass row
+// 0.95-1.05x by shape and dtype (bench/RESULTS.md step 68).
 bool persistent_grid(const LogitArgs& a) {
   if (a.row_grid != 0) return a.row_grid == 2;
-  return a.grad_p == nullptr && a.grad_q == nullptr;
+  return a.grad_p == nullptr && a.grad_q == nullptr && a.kind != LogitKind::total_variation;
+}
+
+// The placement preference of the cluster kernel's CTAs: the forced one, else load balancing for a
+// persistent grid, whose size is what cudaOccupancyMaxActiveClusters finds under it (with 16-CTA
+// clusters the two-pass rows' forward measured 1.035-1.048x of the default placement, with 8-CTA
+// clusters 1.000x: bench/RESULTS.md step 68), and the driver's default with one cluster per row
+// (where load balancing measured 0.97-1.03x by plan: step 57).
+int cluster_placement(const LogitArgs& a, bool persistent) {
+  if (a.cluster_policy != 0) return a.cluster_policy;
+  return persistent ? 2 : 0;
 }
 
 LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
@@ -237,13 +249,14 @@ LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
     p.staged_columns = staged ? (kept > 0 ? kept : p.slice) : 0;
     p.dynamic_smem_bytes = dynamic_bytes(threads, staged, p.slice, elem, support, p.staged_columns);
     p.persistent = persistent_grid(a);
+    p.cluster_policy = cluster_placement(a, p.persistent);
     return p;
   };
   auto fits = [&](int ctas, int threads, std::size_t limit) {
     return a.allow_staging && dynamic_bytes(threads, true, slice_for(a.vocab, ctas), elem, support) <= limit;
   };
   auto schedulable = [&](LogitPlan p) {
-    p.resident_clusters = resident_clusters(ks.of(p), p.ctas, p.threads, p.dynamic_smem_bytes, a.cluster_policy);
+    p.resident_clusters = resident_clusters(ks.of(p), p.ctas, p.threads, p.dynamic_smem_bytes, p.cluster_policy);
     return p;
   };
   // The first K chunks of each slice that fit `per_sm` CTAs per SM (0: none fit).
@@ -336,11 +349,12 @@ LogitPlan compute_plan(const LogitArgs& a, const RowKernels& ks) {
 LogitPlan plan_for(const LogitArgs& a, const RowKernels& ks) {
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int>;
+  // (cluster_policy: the placement sets the plan's resident clusters and is the plan's.)
+  using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int, int>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{ks.whole, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
-                persistent_grid(a), a.partial_stage};
+  const Key key{ks.whole, device,          a.vocab,           a.support != nullptr, a.cluster_ctas, a.allow_staging,
+                a.row_threads, persistent_grid(a), a.partial_stage, a.cluster_policy};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
@@ -426,7 +440,7 @@ void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn
   cfg.stream = stream;
   cudaLaunchAttribute attr[2];
   cfg.attrs = attr;
-  cfg.numAttrs = cluster_attributes(plan.ctas, a.cluster_policy, attr);
+  cfg.numAttrs = cluster_attributes(plan.ctas, plan.cluster_policy, attr);
   cuda_check(cudaLaunchKernelEx(&cfg, fn, prm), "cudaLaunchKernelEx(logit_rows_kernel, " +
                                                     std::to_string(plan.ctas) + " CTAs per cluster)");
   check_launch("logit_rows_kernel");
