@@ -79,6 +79,33 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
     }
 }
 
+// The automatic row grid and placement of the cluster kernel (logit_launch.cu persistent_grid,
+// cluster_placement; bench/RESULTS.md step 68): forward only, a persistent grid placed by load
+// balancing, but total variation's, one cluster per row; with gradients one cluster per row; both
+// under the driver's default placement where not persistent; a forced placement is the plan's.
+// (stream_rows 1: forward-only KL, cross-entropy and the temperature KL row would take the
+// streamed kernel.)
+TEST_F(GpuPlans, RowGridAndPlacementFollowTheAutomaticRules) {
+  for (DivergenceId id : logit_rows())
+    for (bool forward_only : {true, false}) {
+      Case c = varied_case(id, DType::bf16, 2, 8, 20000, 91);
+      if (forward_only) {
+        c.wants_grad.clear();
+        c.grad_output = Tensor();
+      }
+      SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward"));
+      CudaOptions o;
+      o.stream_rows = 1;
+      const cuda::LogitPlan plan = cuda::plan_for_case(c, o);
+      EXPECT_EQ(plan.persistent, forward_only && id != DivergenceId::total_variation);
+      EXPECT_EQ(plan.cluster_policy, plan.persistent ? 2 : 0);
+      for (int forced : {1, 2}) {
+        o.cluster_policy = forced;
+        EXPECT_EQ(cuda::plan_for_case(c, o).cluster_policy, forced);
+      }
+    }
+}
+
 // The placement preference of a cluster's CTAs (LogitArgs::cluster_policy: automatic, spread, load
 // balancing) decides only which SMs run them: every logit row, forward only and with gradients, at
 // 8 and 16 CTAs per row (1000 rows, more than the device holds at once, so clusters start as
