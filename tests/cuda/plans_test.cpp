@@ -87,17 +87,14 @@ TEST_F(GpuPlans, AutomaticPlanEqualsTheForcedSamePlan) {
 // streamed kernel.)
 TEST_F(GpuPlans, RowGridAndPlacementFollowTheAutomaticRules) {
   for (DivergenceId id : logit_rows())
-    for (bool forward_only : {true, false}) {
-      Case c = varied_case(id, DType::bf16, 2, 8, 20000, 91);
-      if (forward_only) {
-        c.wants_grad.clear();
-        c.grad_output = Tensor();
-      }
-      SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward"));
+    for (bool loss_only : {true, false}) {
+      const Case full = varied_case(id, DType::bf16, 2, 8, 20000, 91);
+      const Case c = loss_only ? forward_only(full) : full;
+      SCOPED_TRACE(label(c) + (loss_only ? " forward" : " forward+backward"));
       CudaOptions o;
       o.stream_rows = 1;
       const cuda::LogitPlan plan = cuda::plan_for_case(c, o);
-      EXPECT_EQ(plan.persistent, forward_only && id != DivergenceId::total_variation);
+      EXPECT_EQ(plan.persistent, loss_only && id != DivergenceId::total_variation);
       EXPECT_EQ(plan.cluster_policy, plan.persistent ? 2 : 0);
       for (int forced : {1, 2}) {
         o.cluster_policy = forced;
@@ -112,12 +109,9 @@ TEST_F(GpuPlans, RowGridAndPlacementFollowTheAutomaticRules) {
 // others end), gives bitwise the automatic plan's results under each preference.
 TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
   for (DivergenceId id : logit_rows())
-    for (bool forward_only : {true, false}) {
-      Case c = varied_case(id, DType::bf16, 2, 500, 20000, 90);
-      if (forward_only) {
-        c.wants_grad.clear();
-        c.grad_output = Tensor();
-      }
+    for (bool loss_only : {true, false}) {
+      const Case full = varied_case(id, DType::bf16, 2, 500, 20000, 90);
+      const Case c = loss_only ? forward_only(full) : full;
       for (int ctas : {8, 16}) {
         CudaOptions base;
         base.cluster_ctas = ctas;
@@ -131,7 +125,7 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
         for (int policy : {1, 2}) {
           CudaOptions o = base;
           o.cluster_policy = policy;
-          SCOPED_TRACE(label(c) + (forward_only ? " forward" : " forward+backward") + " " + std::to_string(ctas) +
+          SCOPED_TRACE(label(c) + (loss_only ? " forward" : " forward+backward") + " " + std::to_string(ctas) +
                        " CTAs, policy " + std::to_string(policy));
           EXPECT_GE(cuda::plan_for_case(c, o).resident_clusters, 1);
           EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(o), c)));
