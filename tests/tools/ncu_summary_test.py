@@ -76,33 +76,25 @@ class NcuSummary(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("outside them: 100.0% of the executed", r.stdout)
 
+    def assert_refused(self, path, *fragments):
+        r = run(path)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+
     def test_malformed_input_is_an_error_naming_the_place(self):
         with tempfile.TemporaryDirectory() as d:
-            bad = page(d, "bad.csv", [("FADD R1, R1, R2", "many", 1, 0, 0)])
-            r = run(bad)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("line 3", r.stderr)
-            self.assertIn("# Samples", r.stderr)
-            self.assertIn("'many'", r.stderr)
-            neg = page(d, "neg.csv", [("FADD R1, R1, R2", -4, 1, 0, 0)])
-            r = run(neg)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("negative", r.stderr)
-            other = os.path.join(d, "other.csv")
-            with open(other, "w") as f:
-                f.write("a,b\n1,2\n3,4\n")
-            r = run(other)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("Kernel Name", r.stderr)
-            short = os.path.join(d, "short.csv")
-            with open(short, "w") as f:
-                f.write('"Kernel Name","k"\n"Address","Source"\n"0x10","NOP"\n')
-            r = run(short)
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("# Samples", r.stderr)
-            r = run(os.path.join(d, "absent.csv"))
-            self.assertEqual(r.returncode, 1)
-            self.assertIn("cannot read", r.stderr)
+            self.assert_refused(page(d, "bad.csv", [("FADD R1, R1, R2", "many", 1, 0, 0)]), "line 3", "# Samples",
+                                "'many'")
+            self.assert_refused(page(d, "neg.csv", [("FADD R1, R1, R2", -4, 1, 0, 0)]), "negative")
+            texts = {"other.csv": ("a,b\n1,2\n3,4\n", "Kernel Name"),
+                     "short.csv": ('"Kernel Name","k"\n"Address","Source"\n"0x10","NOP"\n', "# Samples")}
+            for name, (text, fragment) in texts.items():
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                self.assert_refused(path, fragment)
+            self.assert_refused(os.path.join(d, "absent.csv"), "cannot read")
 
     def test_bad_options_are_refused(self):
         with tempfile.TemporaryDirectory() as d:
