@@ -353,8 +353,8 @@ LogitPlan plan_for(const LogitArgs& a, const RowKernels& ks) {
   using Key = std::tuple<RowKernel, int, std::int64_t, bool, int, bool, int, bool, int, int>;
   static std::mutex mutex;
   static std::map<Key, LogitPlan> cache;
-  const Key key{ks.whole, device,          a.vocab,           a.support != nullptr, a.cluster_ctas, a.allow_staging,
-                a.row_threads, persistent_grid(a), a.partial_stage, a.cluster_policy};
+  const Key key{ks.whole, device, a.vocab, a.support != nullptr, a.cluster_ctas, a.allow_staging, a.row_threads,
+                persistent_grid(a), a.partial_stage, a.cluster_policy};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);

@@ -138,8 +138,8 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
 // in shared memory and reads the rest from global memory in every pass) has the summation order
 // of the whole staged plan of the same C x N: every logit row, forward only (the cluster kernel:
 // stream_rows 1; forward-only launches but total variation's run the persistent grid, which
-// prefetches the next row's staged part and asks the L2 for the rest) and with gradients, gives bitwise its results. The
-// shapes are those where the plan applies (slices that fit an SM whole but not two or three per
+// prefetches the next row's staged part and asks the L2 for the rest) and with gradients, gives
+// bitwise its results. The shapes are those where the plan applies (slices that fit an SM whole but not two or three per
 // SM; the partly staged kernels are float32's): V = 256000 with 16 CTAs, 128256 with 8; V =
 // 256003 gives unaligned rows (each thread stages its own chunks below K) and a partial last
 // chunk past K.
@@ -240,9 +240,9 @@ PersistentRun run_persistent_and_one_per_row(const Case& c) {
 // prefetch) and with gradients. 1600 rows are more than twice the clusters an H200 holds at once
 // at this V (one-CTA clusters: 396 at three per SM; 528 for cross-entropy's kernel with gradients
 // since its 64 registers of step 67, bench/RESULTS.md, which the old 1000 rows did not cover),
-// so every cluster processes two rows or more; the masked rows of
-// varied_case and an extra masked run of rows are skipped by the prefetch; the odd V makes every
-// other row unaligned (no bulk copy).
+// so every cluster processes two rows or more; the masked rows of varied_case and an extra masked
+// run of rows are skipped by the prefetch; the odd V makes every other row unaligned (no bulk
+// copy).
 TEST_F(GpuPlans, PersistentGridEqualsOneClusterPerRow) {
   for (DivergenceId id : logit_rows())
     for (std::int64_t V : {4096, 4099}) {
