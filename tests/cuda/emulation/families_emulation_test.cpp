@@ -27,8 +27,9 @@
 namespace divcheck::gputest {
 namespace {
 
-// RapidCheck sizes of the draws: tiny vocabularies (a handful of columns, one CTA's slice
-// partly empty) and small ones (hundreds of columns). The GPU tests add the medium sizes.
+// RapidCheck sizes of the draws: vocabularies of 2 to ~1000 columns (printed per row), so
+// slices of 8-column chunks that are whole, partial and, up to V = 8, empty in the second
+// CTA. The GPU tests add the medium sizes.
 constexpr int kSizes[] = {10, 30};
 
 void check_families(DivergenceId id) {
@@ -36,6 +37,7 @@ void check_families(DivergenceId id) {
   std::map<std::string, int> drawn;
   int forward_only = 0;
   double worst = 0.0;
+  std::int64_t v_min = -1, v_max = -1;  // the vocabularies drawn (columns per row)
   std::uint64_t seed = 0xe1a70000u + static_cast<std::uint64_t>(id) * 1000;
   for (const Family& f : families(id)) {
     const std::string family(f.name);
@@ -57,11 +59,18 @@ void check_families(DivergenceId id) {
       worst = std::max(worst, v.worst_ratio);
       ++drawn[family];
       if (c.wants_grad.empty()) ++forward_only;
+      for (const auto& [role, t] : c.inputs)
+        if (t.rank() >= 2 && t.dim(t.rank() - 1) > 1) {
+          const std::int64_t v = t.dim(t.rank() - 1);
+          v_min = v_min < 0 ? v : std::min(v_min, v);
+          v_max = std::max(v_max, v);
+        }
     }
   }
   std::cout << "[ families ] " << name_of(id) << ": " << families(id).size() << " families, ";
   for (const auto& [name, n] : drawn) std::cout << name << " " << n << ", ";
-  std::cout << forward_only << " forward only, worst " << worst << " of the bound\n";
+  std::cout << forward_only << " forward only, V " << v_min << ".." << v_max << ", worst " << worst
+            << " of the bound\n";
   for (const Family& f : families(id)) EXPECT_EQ(drawn[std::string(f.name)], std::size(kSizes)) << "family " << f.name;
 }
 
