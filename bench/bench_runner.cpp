@@ -105,7 +105,8 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //                                       SM; launches whose slices fit whole keep the automatic plan)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
-//                                       the dividing ones); a finite number > 0
+//                                       the reciprocal's, plain_recip_t, and 1e38 for the dividing
+//                                       ones, plain_scaled_t); a finite number > 0
 // Any other value is an error naming the variable.
 int forced_knob(const char* name, std::initializer_list<int> allowed, const char* meaning) {
   const char* v = std::getenv(name);

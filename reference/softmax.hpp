@@ -58,8 +58,9 @@ struct SoftmaxRow {
 };
 
 // Row log-softmax of y[0..V). `temperature`: nullptr for T = 1 (no division), else T.
-// `logit_err` (may be nullptr): e_v of the logits, see above; for T != 1 the division's
-// |z_v| + 2|t_v| is added here.
+// `logit_err` (may be nullptr): e_v of the logits, see above; for T != 1 the temperature's
+// |z_v| + 3|t_v| is added here (docs/tolerances.md: T's rounding, and the division or the CUDA
+// kernels' product by the rounded reciprocal, math::ReciprocalTemperature, in either order).
 template <class R>
 void compute_softmax_row(const R* y, std::int64_t V, const R* temperature, const double* logit_err,
                          SoftmaxRow<R>& out) {
@@ -125,7 +126,7 @@ void compute_softmax_row(const R* y, std::int64_t V, const R* temperature, const
     out.lpd[v] = to_double(out.lp[v]);
     out.pd[v] = to_double(out.p[v]);
     double e = logit_err ? logit_err[v] : 0.0;
-    if (temperature) e += std::fabs(to_double(y[v]) * inv_t) + 2.0 * std::fabs(t_d);
+    if (temperature) e += std::fabs(to_double(y[v]) * inv_t) + 3.0 * std::fabs(t_d);
     ev[v] = e;
     e_sum += out.pd[v] * std::fabs(t_d);
     pe_sum += out.pd[v] * e;

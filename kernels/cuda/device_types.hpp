@@ -131,15 +131,21 @@ struct TvdProbArgs {
 
 // The paths of a kernel. A launch takes one of the first five; the kernels with gradients carry
 // only that one, so that no other path's code shares their register allocation (bench/RESULTS.md
-// steps 36 and 37); the loss-only kernels carry all but plain_pow2_t and prob_unit_t (`all`:
+// steps 36 and 37); the loss-only kernels carry all but plain_pow2_t, plain_recip_t and prob_unit_t (`all`:
 // chosen per launch at run time; split by path they were 1-5% slower, step 37).
 //   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
 //                   defaults but the temperature rows and the probability path's);
 //   plain_pow2_t:   the same at T = 2^k != 1 (math::power_of_two_temperature) for the policies
-//                   of the temperature rows (KL, Jefferys: has_power_of_two_kernels): the
+//                   of the temperature rows (KL, Jefferys: has_temperature_kernels): the
 //                   division by T is a multiplication (the same bits), so these launches take the
 //                   T = 1 structure (one exchange; forward-only KL deferred), step 38;
-//   plain_scaled_t: the same at any other T != 1 (every shifted logit an IEEE division);
+//   plain_recip_t:  the same at any other T != 1 whose reciprocal is a normal float (about
+//                   2.9e-39 < T < 8.5e37), for the same policies: every shifted logit the
+//                   product by 1/T rounded (math::ReciprocalTemperature: one rounding more than
+//                   the division, and no slow path), so these launches take the T = 1 structure
+//                   as well (one exchange; forward-only KL deferred), bench/RESULTS.md step 72;
+//   plain_scaled_t: the same at any other T != 1 (every shifted logit an IEEE division): the
+//                   other kinds (no registry row of theirs takes T) and reciprocals out of range;
 //   prob_unit_t:    no support mask, the probability path (log_target = False), T = 1, for the
 //                   policies of the rows with log_target (KL, Jefferys: has_probability_kernels;
 //                   masked_jefferys_divergence's default): S with the range in one exchange,
@@ -148,16 +154,18 @@ struct TvdProbArgs {
 //                   their own, as plain_pow2_t;
 //   general:        a support mask, or the probability path elsewhere, any T.
 // The kernel tests T = 1 as prm.temperature == 1.0f: the float the launch passes.
-enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_scaled_t, prob_unit_t, general, all };
+enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_recip_t, plain_scaled_t, prob_unit_t, general, all };
 
 // The form of the launch's temperature in an instantiation of the row kernel's passes
 // (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k != 1 with 2^-k a normal float
-// (plain_pow2_t), or any T.
-enum class TempForm : unsigned char { unit, power_of_two, any };
+// (plain_pow2_t), the product by the rounded reciprocal (plain_recip_t), or any T by division.
+enum class TempForm : unsigned char { unit, power_of_two, reciprocal, any };
 
-// The kinds with plain_pow2_t kernels: the policies of the two temperature rows (SPEC.md: only they
-// take a temperature), so that the other kinds do not add kernels no registry row launches.
-constexpr bool has_power_of_two_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }
+
+// The kinds with plain_pow2_t and plain_recip_t kernels: the policies of the two temperature rows
+// (SPEC.md: only they take a temperature), so that the other kinds do not add kernels no registry
+// row launches.
+constexpr bool has_temperature_kernels(LogitKind k) { return k == LogitKind::kl || k == LogitKind::jefferys; }
 
 // The kinds with prob_unit_t kernels: the policies of the rows that take log_target
 // (masked_kl_divergence, masked_jefferys_divergence; SPEC.md).
@@ -169,18 +177,20 @@ inline RowPaths row_paths(const LogitArgs& a) {
   if (a.support != nullptr || a.prob_path) return RowPaths::general;
   if (t == 1.0f) return RowPaths::plain_unit_t;
   math::PowerOfTwoTemperature pow2{};
-  if (has_power_of_two_kernels(a.kind) && math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
+  if (has_temperature_kernels(a.kind) && math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
+  if (has_temperature_kernels(a.kind) && math::reciprocal_temperature_is_normal(t)) return RowPaths::plain_recip_t;
   return RowPaths::plain_scaled_t;
 }
 
 // Forward-only launches of the one-exchange rows (KL and cross-entropy on the log-softmax path
-// without a support mask, at T = 1, and KL at a power-of-two T: one_exchange_row) need the row's
+// without a support mask, at T = 1, and KL at T != 1 on plain_pow2_t or plain_recip_t:
+// one_exchange_row) need the row's
 // statistics only for its loss: each CTA stores its message and goes on
 // (reduce_one_exchange_to_memory), and combine_one_pass_rows finishes every row after the launch.
 // No CTA waits for its cluster (the wait behind the exchange was 24% of KL bf16 forward's stall
 // samples, bench/RESULTS.md step 28). Where this holds the launcher runs the deferred kernel
 // instantiation (logit_rows_body's kDeferred: only the one-exchange path of the launch's
-// temperature, plain_unit_t or plain_pow2_t) and then combine_one_pass_rows. The messages:
+// temperature, plain_unit_t, plain_pow2_t or plain_recip_t) and then combine_one_pass_rows. The messages:
 // LogitWorkspace::messages_of(row_loss), (B*T, C) records of 8 floats.
 inline bool one_pass_row_launch(const LogitArgs& a);
 inline bool defers_row_loss(const LogitArgs& a) {
@@ -189,14 +199,15 @@ inline bool defers_row_loss(const LogitArgs& a) {
 }
 
 // The one-exchange launches of the one-pass rows, with or without gradients: KL and
-// cross-entropy on the log-softmax path without a support mask, at T = 1, and KL at T = 2^k
-// (their row statistics are the one-pass sums and S, combined in ONE exchange). The streamed
+// cross-entropy on the log-softmax path without a support mask, at T = 1, and KL at T = 2^k or
+// by the reciprocal (their row statistics are the one-pass sums and S, combined in ONE exchange). The streamed
 // kernels can take them (stream_plan.hpp): forward only stream_rows_kernel.cuh (automatic), with
 // gradients stream_grad_rows_kernel.cuh (only where stream_rows 2 forces it).
 inline bool one_pass_row_launch(const LogitArgs& a) {
   const bool one_pass = a.kind == LogitKind::kl || a.kind == LogitKind::cross_entropy;
   const RowPaths paths = row_paths(a);
-  return one_pass && (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t);
+  return one_pass &&
+         (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t || paths == RowPaths::plain_recip_t);
 }
 
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp): a variant and

@@ -1,14 +1,14 @@
 // The __global__ row kernels of the logit-level divergences and their table: the 6 row policies
 // with gradients, each for one of the path sets of a launch, and forward only (LossOnly, every
-// path but plain_pow2_t and prob_unit_t) (device_types.hpp row_variant, row_paths, RowPaths), and
-// the deferred forward-only KL and cross-entropy kernels; plain_pow2_t only for the policies of
-// the temperature rows (has_power_of_two_kernels: KL with gradients and deferred, Jefferys with
-// gradients and loss-only), prob_unit_t only for those of the rows with log_target
-// (has_probability_kernels: KL and Jefferys, with gradients and loss-only). Compiled once per
-// element type in a translation unit of its own (logit_row_kernels_{f32,bf16,f16}.cu: 34 kernels
-// each, so that a build compiles them in parallel; the partly staged kernels, float32 only, in
-// logit_row_kernels_f32_partial.cu). logit_launch.cu picks a kernel through
-// logit_row_kernels.hpp.
+// path but plain_pow2_t, plain_recip_t and prob_unit_t) (device_types.hpp row_variant, row_paths,
+// RowPaths), and the deferred forward-only KL and cross-entropy kernels; plain_pow2_t and
+// plain_recip_t only for the policies of the temperature rows (has_temperature_kernels: KL with
+// gradients and deferred, Jefferys with gradients and loss-only), prob_unit_t only for those of
+// the rows with log_target (has_probability_kernels: KL and Jefferys, with gradients and
+// loss-only). Compiled once per element type in a translation unit of its own
+// (logit_row_kernels_{f32,bf16,f16}.cu: 38 kernels each, so that a build compiles them in
+// parallel; the partly staged kernels, float32 only, in logit_row_kernels_f32_partial.cu).
+// logit_launch.cu picks a kernel through logit_row_kernels.hpp.
 #pragma once
 
 #include "kernels/cuda/logit_row_kernels.hpp"

@@ -41,7 +41,7 @@
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
 //      KL and cross-entropy on the log-softmax path without a support mask take their sums in
-//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1 or 2^k (one_exchange_row)
+//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1, 2^k or by the reciprocal (one_exchange_row)
 //      relative to each thread's own maxima, so right after the scan and without the range exchange:
 //      the sums and the range travel in ONE exchange that rescales them to the row's maxima
 //      (row_reduce.cuh reduce_one_exchange); no pass 3. Jefferys and Hellinger with gradients on
@@ -439,8 +439,9 @@ __device__ __forceinline__ SideRow side_row(const RowKernelParams& prm, const Ro
 
 // The temperature as the shared formulas see it. At T = 1 the constant lets the compiler drop
 // the division in math::shifted_logit: (z - m) / 1 is exactly z - m; at T = 2^k the division is a
-// multiplication by 2^-k (math::PowerOfTwoTemperature). The results are the same bits in every
-// form; only the work differs.
+// multiplication by 2^-k (math::PowerOfTwoTemperature). The results are the same bits in these
+// forms; only the work differs. TempForm::reciprocal multiplies by 1/T rounded (IEEE, once per
+// thread: math::ReciprocalTemperature), which is not the division's bits (docs/tolerances.md).
 template <TempForm kT>
 __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
   if constexpr (kT == TempForm::unit) {
@@ -449,6 +450,8 @@ __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
     math::PowerOfTwoTemperature t{};
     math::power_of_two_temperature(prm.temperature, t);  // the launcher checked that it is one
     return t;
+  } else if constexpr (kT == TempForm::reciprocal) {
+    return math::reciprocal_temperature(prm.temperature);  // a normal float (the launcher checked)
   } else {
     return prm.temperature;
   }
@@ -511,8 +514,8 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
   if constexpr (kTame && kCols == Columns::log_softmax && kHasTameShiftedGrads<Policy> && kT != TempForm::any) {
     // Tame rows of KL, the temperature KL row and cross-entropy: the gradients from the shifted
     // logits (kl.hpp kl_grads_tame; 3 operations per column fewer, bench/RESULTS.md step 66). The
-    // row's constants are loop-invariant: the compiler computes them once per pass. Only at
-    // T = 1 and T = 2^k, the paths measured (the TempForm::any kernels keep the general forms;
+    // row's constants are loop-invariant: the compiler computes them once per pass. At T = 1,
+    // T = 2^k and by the reciprocal (the TempForm::any kernels keep the general forms;
     // their f32 stack frames grew in this step with or without these forms: bench/RESULTS.md
     // step 65).
     const typename Policy::TameGradRow rc = Policy::tame_grad_row(py.log_s, qx.log_s, st, factor);
@@ -793,10 +796,10 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
   return Policy::finish(st, coef, prm.opt);
 }
 
-// A valid position on a plain path at T = 1 or T = 2^k (no support mask: the log-softmax path, or
+// A valid position on a plain path at T = 1, T = 2^k or by the reciprocal (no support mask: the log-softmax path, or
 // the probability path at T = 1; every policy but total variation, whose S is the exact FixedSum; at any other T the
 // division of a zero z - m, once per thread and side here, would take the division's slow path:
-// row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature),
+// row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature, and on plain_recip_t the product by the reciprocal, math::ReciprocalTemperature),
 // after the scan: sums relative to the thread's own maxima, then ONE exchange
 // (reduce_one_exchange: the sums with the range, rescaled to the row's maxima). The one-pass rows
 // (KL, cross-entropy) send their one-pass sums and S, and the loss and the gradients follow; the
@@ -918,8 +921,8 @@ __device__ __forceinline__ void one_exchange_row(const RowKernelParams& prm, con
 // streamed rows (stream_rows_kernel.cuh) the power of two >= their tiles per row: the messages'
 // stride per row and the width of the tree; present (<= ctas): the messages a row has (the cluster
 // size, or the tiles; lanes from present to ctas add the identity: zero sums, which the rescale
-// keeps zero). kT: the row kernel's (unit, or power_of_two: the deferred kernels' two temperature
-// forms).
+// keeps zero). kT: the row kernel's (unit, power_of_two or reciprocal: the deferred kernels'
+// temperature forms).
 template <class Policy, TempForm kT>
 __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams& prm, unsigned ctas,
                                                            unsigned present_ctas) {
@@ -963,9 +966,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
   const int n = r.n;
   float st[Policy::kStats];
   constexpr bool kOnePassRow = kCols == Columns::log_softmax && Policy::kOnePass > 0;
-  static_assert(!(kOnePassRow && kT != TempForm::any), "the one-pass rows at T = 1 or 2^k take one_exchange_row");
+  static_assert(!(kOnePassRow && kT != TempForm::any), "the one-pass rows at T = 1, 2^k or by the reciprocal take one_exchange_row");
   if constexpr (kHaveS) {
-    // S came with the range (one_exchange_row: the two-pass rows at T = 1 or 2^k): no pass 2.
+    // S came with the range (one_exchange_row: the two-pass rows at T = 1, 2^k or by the reciprocal): no pass 2.
   } else if constexpr (kOnePassRow) {
     // T != 1: pass 2 with the one-pass statistics relative to the row's maxima (the range
     // exchange came first). one_exchange_row's sums relative to each thread's own maxima would
@@ -1240,9 +1243,9 @@ static_assert(sizeof(RowKernelShared) <= kRowStaticSharedMax, "the plan arithmet
 // The kernel body (the __global__ wrapper is in logit_row_kernels.cuh; it declares the shared memory
 // and passes it in): this CTA's share of every row of the cluster's rows. kDeferred: the kernel
 // of forward-only one-exchange launches (defers_row_loss; KL and cross-entropy): only the plain
-// T = 1 or T = 2^k path, no gradient code, the row's exchange ends in memory
+// T = 1, T = 2^k or reciprocal path, no gradient code, the row's exchange ends in memory
 // (combine_one_pass_rows). kPaths: the paths the kernel carries (device_types.hpp row_paths, the
-// launcher's choice; a deferred kernel is plain_unit_t or plain_pow2_t).
+// launcher's choice; a deferred kernel is plain_unit_t, plain_pow2_t or plain_recip_t).
 template <class Elem, class Policy, bool kDeferred, RowPaths kPaths, bool kPartial>
 __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::cluster_group& cl, RowKernelShared& sh,
                                 unsigned char* dyn_smem) {
@@ -1319,15 +1322,21 @@ __device__ __forceinline__ void logit_rows_body(const RowKernelParams& prm, cg::
     constexpr Columns kLog = Columns::log_softmax, kGeneral = Columns::general;
     if constexpr (kDeferred) {
       static_assert(Policy::kOnePass > 0, "the deferred exchange is the one-pass rows' single exchange");
-      static_assert(kPaths == RowPaths::plain_unit_t || kPaths == RowPaths::plain_pow2_t,
-                    "the deferred kernels are plain at T = 1 or 2^k");
-      constexpr TempForm kT = kPaths == RowPaths::plain_unit_t ? kUnit : TempForm::power_of_two;
+      static_assert(kPaths == RowPaths::plain_unit_t || kPaths == RowPaths::plain_pow2_t ||
+                        kPaths == RowPaths::plain_recip_t,
+                    "the deferred kernels are plain at T = 1, 2^k or by the reciprocal");
+      constexpr TempForm kT = kPaths == RowPaths::plain_unit_t   ? kUnit
+                              : kPaths == RowPaths::plain_pow2_t ? TempForm::power_of_two
+                                                                 : TempForm::reciprocal;
       process_row<Elem, Policy, kT, kLog, true, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_unit_t) {
       process_row<Elem, Policy, kUnit, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::plain_pow2_t) {
       process_row<Elem, Policy, TempForm::power_of_two, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
                                                                     stream);
+    } else if constexpr (kPaths == RowPaths::plain_recip_t) {
+      process_row<Elem, Policy, TempForm::reciprocal, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs,
+                                                                  stream);
     } else if constexpr (kPaths == RowPaths::plain_scaled_t) {
       process_row<Elem, Policy, kAny, kLog, false, kPartial>(prm, row, next, v0, n, ss, cl, sc, ex, sh.rs, stream);
     } else if constexpr (kPaths == RowPaths::prob_unit_t) {

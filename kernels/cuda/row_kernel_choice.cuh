@@ -3,13 +3,14 @@
 // (tests/cuda/emulation), so that the two cannot drift. device_types.hpp row_variant and
 // row_paths give the variant and the path set of a launch; this maps them to a policy and the
 // kernel's template arguments:
-//   deferred:  KL and cross-entropy at T = 1 (plain_unit_t), KL at T = 2^k (plain_pow2_t);
-//   loss_only: LossOnly<Policy> with every path (RowPaths::all), but plain_pow2_t and
-//              prob_unit_t, which have LossOnly kernels of their own (plain_pow2_t: Jefferys, the
-//              one two-pass policy with power-of-two kernels; KL's forward-only launches there are
-//              deferred; prob_unit_t: KL and Jefferys);
+//   deferred:  KL and cross-entropy at T = 1 (plain_unit_t), KL at T = 2^k (plain_pow2_t) and by
+//              the reciprocal (plain_recip_t);
+//   loss_only: LossOnly<Policy> with every path (RowPaths::all), but plain_pow2_t, plain_recip_t
+//              and prob_unit_t, which have LossOnly kernels of their own (plain_pow2_t and
+//              plain_recip_t: Jefferys, the one two-pass policy with temperature kernels; KL's
+//              forward-only launches there are deferred; prob_unit_t: KL and Jefferys);
 //   full:      the policy with the launch's path set.
-// plain_pow2_t exists only for the kinds of has_power_of_two_kernels (KL, Jefferys: the policies
+// plain_pow2_t and plain_recip_t exist only for the kinds of has_temperature_kernels (KL, Jefferys: the policies
 // of the temperature rows), prob_unit_t for has_probability_kernels (KL, Jefferys: the policies
 // of the rows with log_target). visit is called as visit.template operator()<Policy, kDeferred,
 // kPaths>() and its result returned; a combination no launch takes is an InvalidArgument.
@@ -32,9 +33,10 @@ namespace row_choice_detail {
 
 template <class Policy, LogitKind kKind, class Visit>
 decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
-  constexpr bool kPow2 = has_power_of_two_kernels(kKind), kProb = has_probability_kernels(kKind);
-  if (paths == RowPaths::plain_pow2_t && !kPow2)
-    refuse("paths", static_cast<int>(paths), "this kind has no power-of-two kernels (has_power_of_two_kernels)");
+  constexpr bool kPow2 = has_temperature_kernels(kKind), kProb = has_probability_kernels(kKind);
+  const bool temperature_paths = paths == RowPaths::plain_pow2_t || paths == RowPaths::plain_recip_t;
+  if (temperature_paths && !kPow2)
+    refuse("paths", static_cast<int>(paths), "this kind has no temperature kernels (has_temperature_kernels)");
   if (paths == RowPaths::prob_unit_t && !kProb)
     refuse("paths", static_cast<int>(paths), "this kind has no probability-path kernels (has_probability_kernels)");
   if (variant == RowVariant::loss_only) {
@@ -45,9 +47,11 @@ decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
     if constexpr (kPow2 && Policy::kOnePass == 0) {
       if (paths == RowPaths::plain_pow2_t)
         return visit.template operator()<LossOnly<Policy>, false, RowPaths::plain_pow2_t>();
+      if (paths == RowPaths::plain_recip_t)
+        return visit.template operator()<LossOnly<Policy>, false, RowPaths::plain_recip_t>();
     } else {
-      if (paths == RowPaths::plain_pow2_t)
-        refuse("paths", static_cast<int>(paths), "a forward-only one-pass launch at T = 2^k is deferred");
+      if (temperature_paths)
+        refuse("paths", static_cast<int>(paths), "a forward-only one-pass launch at T != 1 is deferred");
     }
     return visit.template operator()<LossOnly<Policy>, false, RowPaths::all>();
   }
@@ -55,6 +59,9 @@ decltype(auto) visit_policy(RowVariant variant, RowPaths paths, Visit&& visit) {
     case RowPaths::plain_unit_t: return visit.template operator()<Policy, false, RowPaths::plain_unit_t>();
     case RowPaths::plain_pow2_t:
       if constexpr (kPow2) return visit.template operator()<Policy, false, RowPaths::plain_pow2_t>();
+      break;  // (refused above)
+    case RowPaths::plain_recip_t:
+      if constexpr (kPow2) return visit.template operator()<Policy, false, RowPaths::plain_recip_t>();
       break;  // (refused above)
     case RowPaths::plain_scaled_t: return visit.template operator()<Policy, false, RowPaths::plain_scaled_t>();
     case RowPaths::prob_unit_t:
@@ -75,8 +82,11 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
   if (variant == RowVariant::deferred) {  // the forward-only one-exchange kernels
     if (k == LogitKind::kl && paths == RowPaths::plain_pow2_t)
       return visit.template operator()<KlPolicy, true, RowPaths::plain_pow2_t>();
+    if (k == LogitKind::kl && paths == RowPaths::plain_recip_t)
+      return visit.template operator()<KlPolicy, true, RowPaths::plain_recip_t>();
     if (paths != RowPaths::plain_unit_t)
-      refuse("paths", static_cast<int>(paths), "a deferred kernel is plain at T = 1 (or, for KL, at T = 2^k)");
+      refuse("paths", static_cast<int>(paths),
+             "a deferred kernel is plain at T = 1 (or, for KL, at T = 2^k or by the reciprocal)");
     if (k == LogitKind::kl) return visit.template operator()<KlPolicy, true, RowPaths::plain_unit_t>();
     if (k == LogitKind::cross_entropy) return visit.template operator()<CrossEntropyPolicy, true, RowPaths::plain_unit_t>();
     refuse("kind", static_cast<int>(k), "has no deferred row kernel (not KL or cross-entropy)");
@@ -100,12 +110,13 @@ decltype(auto) visit_row_kernel(LogitKind k, RowVariant variant, RowPaths paths,
 // the streamed kernels with gradients, stream_grad_row_kernels.cu), and the step after a deferred
 // launch's row kernel (defers_row_loss): combine_one_pass_rows_body
 // <Policy, kT> with the deferred kernel's policy and temperature form (KL or cross-entropy at
-// T = 1, KL at T = 2^k). visit is called as visit.template operator()<Policy, kT>().
+// T = 1, KL at T = 2^k or by the reciprocal). visit is called as visit.template operator()<Policy, kT>().
 template <class Visit>
 decltype(auto) visit_one_pass_kernel(const LogitArgs& a, Visit&& visit) {
   if (!one_pass_row_launch(a))
     row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not a one-pass row's one exchange");
   if (row_paths(a) == RowPaths::plain_pow2_t) return visit.template operator()<KlPolicy, TempForm::power_of_two>();
+  if (row_paths(a) == RowPaths::plain_recip_t) return visit.template operator()<KlPolicy, TempForm::reciprocal>();
   if (a.kind == LogitKind::kl) return visit.template operator()<KlPolicy, TempForm::unit>();
   return visit.template operator()<CrossEntropyPolicy, TempForm::unit>();
 }

@@ -1,5 +1,5 @@
 // The __global__ streamed row kernels with gradients (stream_grad_rows_kernel.cuh) of KL and
-// cross-entropy at T = 1 and KL at T = 2^k, for each element type: 18 kernels in one translation
+// cross-entropy at T = 1 and KL at T = 2^k or by the reciprocal, for each element type: 24 kernels in one translation
 // unit of their own, each with the register caps 64 and 80 (stream_plan.hpp stream_registers_of).
 #include "kernels/cuda/logit_row_kernels.hpp"
 #include "kernels/cuda/row_kernel_choice.cuh"

@@ -200,7 +200,7 @@ __device__ __forceinline__ StreamItem stream_item(const RowKernelParams& prm, in
 
 // The kernel body: tiles `tiles` per row, their messages at stride `stride` (a power of two >=
 // tiles, the combine's tree width) per row; rec: the CTA's warp records (static shared memory of
-// the __global__ wrapper, stream_row_kernels.cu). kT: unit or power_of_two (the deferred forms).
+// the __global__ wrapper, stream_row_kernels.cu). kT: unit, power_of_two or reciprocal (the deferred forms).
 template <class Elem, class Policy, TempForm kT>
 __device__ __forceinline__ void stream_rows_body(const RowKernelParams& prm, unsigned tiles, unsigned stride,
                                                  float (*rec)[kRecordFloats]) {

@@ -36,10 +36,33 @@ struct PowerOfTwoTemperature {
   float inverse;  // 2^-k, exactly 1 / T
 };
 
-// The two forms (the formulas below are templates over them; C++17, as nvcc compiles the kernels,
-// hence a static_assert and not a concept). Any other type, e.g. a double T, is a compile error.
+// Any other T != 1 as the CUDA kernels of the plain path take it (RowPaths::plain_recip_t,
+// TempForm::reciprocal): the product by the reciprocal r = 1/T rounded once (IEEE, per launch),
+// d r, instead of the quotient d / T. Not the same bits as the division: two roundings (r's and
+// the product's) where the division has one, so the shifted logit errs by one unit of |t| more
+// (docs/tolerances.md, "Logit rows: building blocks": e_v's 3|t| counts T's rounding, r's and
+// the product's). What it keeps: monotone in d (a positive factor,
+// rounding monotone: tame_side's argument below holds), exact zeros (0 r = 0; identical rows give
+// identical products), -inf for -inf, and no slow path (a quotient of a zero dividend takes the
+// division's on the GPU, once per thread and side at its own maximum: bench/RESULTS.md step 72).
+// For T = 2^k, r = 2^-k exactly and the product is the quotient (PowerOfTwoTemperature).
+struct ReciprocalTemperature {
+  float inverse;  // 1/T rounded to nearest
+};
+DIVCHECK_HD inline ReciprocalTemperature reciprocal_temperature(float t) { return {1.0f / t}; }
+// Where the form applies: 1/T rounded is a normal, finite float (about 2.9e-39 < T < 8.5e37; a
+// subnormal reciprocal would lose bits, an infinite one make 0 * inf a NaN).
+DIVCHECK_HD inline bool reciprocal_temperature_is_normal(float t) {
+  const float r = 1.0f / t;
+  return r >= kFloatMinNormal && r <= kFloatMax;
+}
+
+// The three forms (the formulas below are templates over them; C++17, as nvcc compiles the
+// kernels, hence a static_assert and not a concept). Any other type, e.g. a double T, is a
+// compile error.
 template <class T>
-inline constexpr bool kIsTemperature = std::is_same_v<T, float> || std::is_same_v<T, PowerOfTwoTemperature>;
+inline constexpr bool kIsTemperature = std::is_same_v<T, float> || std::is_same_v<T, PowerOfTwoTemperature> ||
+                                       std::is_same_v<T, ReciprocalTemperature>;
 
 // Whether T = 2^k with 2^-k a normal float (|k| <= 126), and then its power-of-two form (the
 // inverse built from the exponent bits: exact). False for any other T (out is not written).
@@ -53,10 +76,11 @@ DIVCHECK_HD inline bool power_of_two_temperature(float t, PowerOfTwoTemperature&
   return true;
 }
 
-// d / T in the form of the temperature (the same bits in both).
+// d / T in the form of the temperature (the same bits for a float T and a PowerOfTwoTemperature;
+// for a ReciprocalTemperature d r, above).
 template <class Temp>
 DIVCHECK_HD inline float divide_by_temperature(float d, Temp temperature) {
-  static_assert(kIsTemperature<Temp>, "a temperature is a float or a PowerOfTwoTemperature");
+  static_assert(kIsTemperature<Temp>, "a temperature is a float, a PowerOfTwoTemperature or a ReciprocalTemperature");
   if constexpr (std::is_same_v<Temp, float>) return d / temperature;
   else return d * temperature.inverse;
 }

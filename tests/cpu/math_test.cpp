@@ -3,9 +3,9 @@
 // with double-precision evaluations of the formulas they stand for, and the summation order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <algorithm>
 #include <random>
 #include <cstdint>
 #include <cstring>
@@ -156,6 +156,63 @@ TEST(MathSoftmax, PowerOfTwoTemperatureDividesByMultiplying) {
     EXPECT_FALSE(power_of_two_temperature(t, p)) << t;
   EXPECT_TRUE(power_of_two_temperature(1.0f, p));  // 2^0 (the launcher takes T = 1 first)
   EXPECT_EQ(p.inverse, 1.0f);
+}
+
+// Any other T (the CUDA kernels' plain_recip_t launches): the product by 1/T rounded once
+// (ReciprocalTemperature). What docs/tolerances.md counts for it: at most two roundings, so every
+// finite, normal result is within (2u + u^2)|d/T| of the exact quotient of the float T (one unit
+// more than the division's u); the product is monotone in d (tame_side's argument); zeros stay
+// exact zeros, -inf stays -inf, an overflowing quotient is -inf (which shifted_logit clamps as it
+// clamps the division's); and for T = 2^k it is the division, bit for bit.
+TEST(MathSoftmax, ReciprocalTemperatureErrsByTwoRoundingsAndKeepsOrder) {
+  std::mt19937 rng(72);
+  std::vector<float> d = {0.0f, -0.0f, -kInf, -kFloatMax, -kFloatMinNormal, -std::numeric_limits<float>::denorm_min()};
+  for (std::uint32_t e = 0; e < 255; ++e)  // every exponent field, negative dividends (z - m <= 0)
+    for (int i = 0; i < 40; ++i) {
+      const std::uint32_t bits = (e << 23) | (rng() & 0x7fffffu) | 0x80000000u;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      d.push_back(f);
+    }
+  std::sort(d.begin(), d.end());
+  const double u = std::ldexp(1.0, -24);
+  int checked = 0;
+  for (float t : {3.0f, 0.7f, 1.5f, 1.1f, 5.0f, 0.3f, 10.0f, 1e-30f, 1e30f, std::nextafter(1.0f, 2.0f),
+                  std::nextafter(2.0f, 1.0f), std::nextafter(2.0f, 3.0f), 1.9999999f, 8.5e37f, 3e-38f}) {
+    const ReciprocalTemperature r = reciprocal_temperature(t);
+    ASSERT_EQ(r.inverse, 1.0f / t);
+    float previous = -kInf;
+    for (float x : d) {
+      const float q = divide_by_temperature(x, r);
+      ASSERT_GE(q, previous) << "not monotone at d " << x << " T " << t;
+      previous = q;
+      const double exact = static_cast<double>(x) / static_cast<double>(t);
+      if (x == 0.0f) {
+        ASSERT_EQ(q, 0.0f);
+        continue;
+      }
+      if (std::isinf(x)) {
+        ASSERT_EQ(q, -kInf);
+        continue;
+      }
+      if (std::fabs(exact) > kFloatMax || std::fabs(exact) < kFloatMinNormal || std::isinf(q)) continue;
+      ASSERT_LE(std::fabs(static_cast<double>(q) - exact), (2.0 * u + u * u) * std::fabs(exact)) << "d " << x << " T " << t;
+      ++checked;
+    }
+    // The shared formulas take it as they take the others: the clamp of an overflowing product.
+    EXPECT_EQ(shifted_logit(-kFloatMax, kFloatMax, r), -kFloatMax);
+    EXPECT_EQ(shifted_logit(-kInf, 1.0f, r), -kInf);
+    EXPECT_EQ(shifted_logit(2.5f, 2.5f, r), 0.0f);
+  }
+  EXPECT_GT(checked, 10000);
+  for (int k = -126; k <= 126; ++k) {  // T = 2^k: the division's bits
+    const float t = std::ldexp(1.0f, k);
+    const ReciprocalTemperature r = reciprocal_temperature(t);
+    for (float x : d) {
+      const float a = divide_by_temperature(x, t), b = divide_by_temperature(x, r);
+      ASSERT_TRUE(std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b))) << "d " << x << " k " << k;
+    }
+  }
 }
 
 TEST(MathSoftmax, OnlineLogsumexpMatchesTwoPass) {

@@ -339,7 +339,8 @@ TEST_F(GpuPlans, DeferredForwardLossEqualsTheLossWithGradients) {
 }
 
 // Every forward-only launch runs a kernel of its own (device_types.hpp row_variant): KL and
-// cross-entropy on the plain path at T = 1 the deferred kernel, every other the loss-only kernel
+// cross-entropy on the plain path at T = 1 (and ts-KL's at any T with a normal reciprocal) the
+// deferred kernel, every other the loss-only kernel
 // (no gradient pass; the statistics pass sums only the loss's terms). On every path
 // (the varied case: support mask, log_target = False, T = 0.7, a capped cross-entropy; its
 // plain form; and the temperature rows' plain form at T = 2) and on both grids, the loss is bitwise the loss of the same case with gradients:
@@ -389,21 +390,23 @@ TEST_F(GpuPlans, ForwardOnlyLossEqualsTheLossWithGradients) {
           EXPECT_TRUE(bitwise_same(a, b_loss)) << "row grid " << grid;
         }
       }
-  // The seven rows other than KL and cross-entropy never defer (7 x 2 dtypes x 2 forms at least),
+  // The six rows other than KL, cross-entropy and ts-KL never defer (6 x 2 dtypes x 2 forms),
   // and ts-Jefferys at T = 2 runs the loss-only power-of-two kernel (x 2 dtypes).
-  EXPECT_GE(variants[cuda::RowVariant::loss_only], 28 + 2);
-  // KL and cross-entropy on the plain path, and ts-KL at T = 2 (x 2 dtypes).
-  EXPECT_GE(variants[cuda::RowVariant::deferred], 4 + 2);
+  EXPECT_GE(variants[cuda::RowVariant::loss_only], 24 + 2);
+  // KL and cross-entropy on the plain path, ts-KL at T = 2 and at T = 0.7 (by the reciprocal,
+  // varied and plain) (x 2 dtypes).
+  EXPECT_GE(variants[cuda::RowVariant::deferred], 4 + 2 + 4);
   EXPECT_EQ(variants[cuda::RowVariant::loss_only] + variants[cuda::RowVariant::deferred], 36 + 4);
   EXPECT_GE(paths[cuda::RowPaths::plain_unit_t], 14);   // the seven rows at T = 1, plain, x 2 dtypes
   EXPECT_EQ(paths[cuda::RowPaths::plain_pow2_t], 4);    // the two temperature rows at T = 2, x 2 dtypes
-  EXPECT_GE(paths[cuda::RowPaths::plain_scaled_t], 4);  // the temperature rows (T = 0.7), x 2 dtypes
+  EXPECT_EQ(paths[cuda::RowPaths::plain_recip_t], 8);   // the temperature rows at T = 0.7, both forms, x 2 dtypes
+  EXPECT_EQ(paths[cuda::RowPaths::plain_scaled_t], 0);  // (no registry row of the other kinds takes T)
   // masked_kl and masked_jefferys varied (seed 95: log_target = False, T = 1), x 2 dtypes.
   EXPECT_EQ(paths[cuda::RowPaths::prob_unit_t], 4);
   // The four support rows varied (a support mask), x 2 dtypes.
   EXPECT_EQ(paths[cuda::RowPaths::general], 8);
   EXPECT_EQ(paths[cuda::RowPaths::plain_unit_t] + paths[cuda::RowPaths::plain_pow2_t] +
-                paths[cuda::RowPaths::plain_scaled_t] + paths[cuda::RowPaths::prob_unit_t] +
+                paths[cuda::RowPaths::plain_recip_t] + paths[cuda::RowPaths::prob_unit_t] +
                 paths[cuda::RowPaths::general],
             36 + 4);
 }

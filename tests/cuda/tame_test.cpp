@@ -82,6 +82,7 @@ std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
   static const std::uint8_t support_marker = 0;
   if (roles.support != nullptr) paths_of.support = &support_marker;
   const bool plain = cuda::row_paths(paths_of) != cuda::RowPaths::general;
+  const bool by_reciprocal = cuda::row_paths(paths_of) == cuda::RowPaths::plain_recip_t;  // (the kernel's form of T)
   std::int64_t tame = 0;
   general_rows = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -94,7 +95,8 @@ std::int64_t shape_rows(Case& c, std::int64_t& general_rows) {
         mx = std::fmax(mx, z);
         mn = std::fmin(mn, z);
       }
-      ok = ok && std::isfinite(mx) && math::tame_side(mn, mx, T);
+      ok = ok && std::isfinite(mx) &&
+           (by_reciprocal ? math::tame_side(mn, mx, math::reciprocal_temperature(T)) : math::tame_side(mn, mx, T));
     }
     if (ok) ++tame;
     else ++general_rows;
@@ -128,7 +130,7 @@ bool tame_gradient_stats_differ(const Case& c) {
   const cuda::RowPaths paths = cuda::row_paths(a);
   return !c.wants_grad.empty() &&
          (paths == cuda::RowPaths::plain_unit_t || paths == cuda::RowPaths::plain_pow2_t ||
-          paths == cuda::RowPaths::prob_unit_t);
+          paths == cuda::RowPaths::plain_recip_t || paths == cuda::RowPaths::prob_unit_t);
 }
 
 TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/errors.hpp"
+#include "kernels/math/softmax.hpp"
 #include "properties/generators.hpp"
 
 namespace divcheck {
@@ -277,6 +278,23 @@ TEST(LogitFamilies, TemperatureExtremesUseExtremeTemperatures) {
       const Tensor& x = c.inputs.at("student_logits");
       for (std::int64_t i = 0; i < x.numel(); ++i) EXPECT_LE(std::fabs(x.get(i) / T), 400.0);
     }
+}
+
+// The family reaches both forms of T != 1 in the CUDA kernels' plain path: the product by 1/T
+// (plain_recip_t) and, at T = 9e37 (1/T below FLT_MIN; bf16 and f32 logits only), the division
+// (plain_scaled_t).
+TEST(LogitFamilies, TemperatureExtremesReachBothFormsOfT) {
+  int by_reciprocal = 0, divided = 0;
+  for (const Case& c : draw_many(DivergenceId::temperature_scaled_masked_kl_divergence, "temperature_extremes", kDraws)) {
+    const auto t = static_cast<float>(c.params.temperature);
+    if (math::reciprocal_temperature_is_normal(t)) ++by_reciprocal;
+    else {
+      ++divided;
+      EXPECT_NE(c.inputs.at("student_logits").dtype(), DType::f16);
+    }
+  }
+  EXPECT_GT(by_reciprocal, 0);
+  EXPECT_GT(divided, 0);
 }
 
 TEST(LogitFamilies, SupportMasksCoverAllModes) {

@@ -299,7 +299,7 @@ TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
   for (int k = 0; k < 3; ++k) {
     b = a;
     if (k == 0) b.kind = LogitKind::jefferys;
-    if (k == 1) b.temperature = 3.0;         // not a power of two
+    if (k == 1) b.temperature = 1e38;        // 1/T not a normal float: the dividing kernels
     if (k == 2) b.prob_path = true;
     EXPECT_FALSE(defers_row_loss(b)) << k;
     EXPECT_FALSE(stream_plan(b).streamed) << k;
@@ -337,25 +337,32 @@ TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
   b = a;
   b.temperature = 0.5;  // KL at T = 2^k: deferred, streamed
   EXPECT_TRUE(stream_plan(b).streamed);
-  b.kind = LogitKind::cross_entropy;  // cross-entropy has no T = 2^k kernels: not deferred
+  b.temperature = 3.0;  // KL by the reciprocal: deferred, streamed
+  EXPECT_TRUE(stream_plan(b).streamed);
+  b.temperature = 1e38;  // 1/T not a normal float: divided, not deferred
+  EXPECT_FALSE(stream_plan(b).streamed);
+  b.temperature = 0.5;
+  b.kind = LogitKind::cross_entropy;  // cross-entropy has no temperature kernels: not deferred
   EXPECT_FALSE(stream_plan(b).streamed);
 }
 
 // The kernel instantiation of a launch (row_variant, row_paths): forward only, KL and
-// cross-entropy on the plain path at T = 1 (and KL at T = 2^k) defer their rows, every other
-// forward-only launch runs the loss-only kernel; with gradients the full kernel; each for the
-// launch's path set (plain at T = 1; plain at T = 2^k for KL and Jefferys, the policies of the
-// temperature rows; plain at any other T; the probability path at T = 1 for KL and Jefferys, the
-// policies of the rows with log_target; or general: a support mask, or the probability path
-// elsewhere).
+// cross-entropy on the plain path at T = 1 (and KL at any other T with a normal reciprocal) defer
+// their rows, every other forward-only launch runs the loss-only kernel; with gradients the full
+// kernel; each for the launch's path set (plain at T = 1; plain at T = 2^k, and plain by the
+// reciprocal at another T whose reciprocal is a normal float, for KL and Jefferys, the policies
+// of the temperature rows; plain by division at any other T; the probability path at T = 1 for
+// KL and Jefferys, the policies of the rows with log_target; or general: a support mask, or the
+// probability path elsewhere).
 // And the kernel table (row_kernel_choice.cuh) has an instantiation for every such launch.
 TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   static char buffer;
-  int pow2 = 0, prob = 0, tables = 0;
+  int pow2 = 0, recip = 0, prob = 0, tables = 0;
   for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
                       LogitKind::hellinger, LogitKind::total_variation})
-    // plain, support mask, probability path, T = 2, both at T = 2, T = 0.25, T = 3
-    for (int path = 0; path < 7; ++path)
+    // plain, support mask, probability path, T = 2, both at T = 2, T = 0.25, T = 3, T = 1e38
+    // (1/T is not a normal float)
+    for (int path = 0; path < 8; ++path)
       for (bool gradients : {false, true}) {
         LogitArgs a;
         a.kind = k;
@@ -364,6 +371,7 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         if (path == 3 || path == 4) a.temperature = 2.0;
         if (path == 5) a.temperature = 0.25;
         if (path == 6) a.temperature = 3.0;
+        if (path == 7) a.temperature = 1e38;
         if (gradients) a.grad_p = a.grad_q = &buffer;
         const bool one_pass = k == LogitKind::kl || k == LogitKind::cross_entropy;
         const bool temperature_policy = k == LogitKind::kl || k == LogitKind::jefferys;
@@ -372,10 +380,12 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         if (path == 0) want_paths = RowPaths::plain_unit_t;
         if (path == 2 && log_target_policy) want_paths = RowPaths::prob_unit_t;
         if (path == 3 || path == 5) want_paths = temperature_policy ? RowPaths::plain_pow2_t : RowPaths::plain_scaled_t;
-        if (path == 6) want_paths = RowPaths::plain_scaled_t;
+        if (path == 6) want_paths = temperature_policy ? RowPaths::plain_recip_t : RowPaths::plain_scaled_t;
+        if (path == 7) want_paths = RowPaths::plain_scaled_t;
+        const bool temperature_paths = want_paths == RowPaths::plain_pow2_t || want_paths == RowPaths::plain_recip_t;
         RowVariant want = RowVariant::full;
         if (!gradients) {
-          const bool defers = (one_pass && path == 0) || (k == LogitKind::kl && want_paths == RowPaths::plain_pow2_t);
+          const bool defers = (one_pass && path == 0) || (k == LogitKind::kl && temperature_paths);
           want = defers ? RowVariant::deferred : RowVariant::loss_only;
         }
         SCOPED_TRACE("kind " + std::to_string(static_cast<int>(k)) + ", path " + std::to_string(path) +
@@ -384,6 +394,7 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         EXPECT_EQ(row_paths(a), want_paths);
         EXPECT_EQ(defers_row_loss(a), want == RowVariant::deferred);
         pow2 += row_paths(a) == RowPaths::plain_pow2_t;
+        recip += row_paths(a) == RowPaths::plain_recip_t;
         prob += row_paths(a) == RowPaths::prob_unit_t;
         // The table has the kernel: the visitor is called once with the launch's template arguments.
         int calls = 0;
@@ -391,10 +402,9 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
           ++calls;
           EXPECT_EQ(kDeferred, want == RowVariant::deferred);
           EXPECT_EQ(kIsLossOnly<Policy>, want == RowVariant::loss_only);
-          // Loss-only kernels carry every path but plain_pow2_t and prob_unit_t; the others exactly
-          // the launch's.
-          const bool all = want == RowVariant::loss_only && want_paths != RowPaths::plain_pow2_t &&
-                           want_paths != RowPaths::prob_unit_t;
+          // Loss-only kernels carry every path but plain_pow2_t, plain_recip_t and prob_unit_t; the
+          // others exactly the launch's.
+          const bool all = want == RowVariant::loss_only && !temperature_paths && want_paths != RowPaths::prob_unit_t;
           EXPECT_EQ(kPaths, all ? RowPaths::all : want_paths);
         });
         EXPECT_EQ(calls, 1);
@@ -402,7 +412,9 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         // The combine step exists exactly for deferred launches, with the kernel's temperature form.
         if (want == RowVariant::deferred) {
           visit_combine_kernel(a, [&]<class Policy, TempForm kT>() {
-            EXPECT_EQ(kT, want_paths == RowPaths::plain_pow2_t ? TempForm::power_of_two : TempForm::unit);
+            EXPECT_EQ(kT, want_paths == RowPaths::plain_pow2_t    ? TempForm::power_of_two
+                          : want_paths == RowPaths::plain_recip_t ? TempForm::reciprocal
+                                                                  : TempForm::unit);
             EXPECT_EQ((std::is_same_v<Policy, KlPolicy>), k == LogitKind::kl);
           });
         } else {
@@ -410,12 +422,17 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         }
       }
   EXPECT_EQ(pow2, 2 * 2 * 2);  // KL and Jefferys x T = 2, 0.25 x with and without gradients
+  EXPECT_EQ(recip, 2 * 2);     // KL and Jefferys at T = 3 x with and without gradients
   EXPECT_EQ(prob, 2 * 2);      // KL and Jefferys on the probability path at T = 1 x with and without gradients
-  EXPECT_EQ(tables, 6 * 7 * 2);
+  EXPECT_EQ(tables, 6 * 8 * 2);
   // Combinations no launch takes are refused with the argument named.
   EXPECT_THROW(visit_row_kernel(LogitKind::cross_entropy, RowVariant::full, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
                InvalidArgument);
   EXPECT_THROW(visit_row_kernel(LogitKind::kl, RowVariant::loss_only, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::kl, RowVariant::loss_only, RowPaths::plain_recip_t, [&]<class, bool, RowPaths>() {}),
+               InvalidArgument);
+  EXPECT_THROW(visit_row_kernel(LogitKind::hellinger, RowVariant::full, RowPaths::plain_recip_t, [&]<class, bool, RowPaths>() {}),
                InvalidArgument);
   EXPECT_THROW(visit_row_kernel(LogitKind::jefferys, RowVariant::deferred, RowPaths::plain_unit_t, [&]<class, bool, RowPaths>() {}),
                InvalidArgument);
@@ -428,12 +445,16 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   one_gradient.grad_q = &buffer;
   EXPECT_EQ(row_variant(one_gradient), RowVariant::full);
   one_gradient.temperature = 1.0000001;  // T != 1 as a float: the kernel's own test
-  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_recip_t);  // (LogitArgs' default kind is KL)
   one_gradient.temperature = 1.00000001;  // rounds to 1.0f: the kernel sees T = 1
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_unit_t);
   one_gradient.temperature = 2.0000001;  // rounds to 2.0f: the power-of-two kernel
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_pow2_t);
   one_gradient.temperature = std::ldexp(1.0, 127);  // 2^-127 is not a normal float: division
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
+  one_gradient.temperature = 8.6e37;  // 1/T just below FLT_MIN: division
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
+  one_gradient.temperature = 2.5e-39;  // 1/T above FLT_MAX (infinite): division
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
 }
 

@@ -144,13 +144,17 @@ void tag_case(const Case& c) {
     else v = c.inputs.at(std::string(info(c.id).roles.front().name)).dim(2);
     bucket = v == 1 ? "V=1" : v <= 8 ? "V<=8" : v <= 128 ? "V<=128" : v <= 1025 ? "V<=1025" : v <= 4099 ? "V=4099" : "V>=32000";
   }
-  // The temperature rows: which division the CUDA kernels take (T = 1; T = 2^k, the multiplying
-  // kernels of RowPaths::plain_pow2_t; any other T, the dividing ones), so the output shows that
-  // the generators reach all three.
+  // The temperature rows: which form of T the CUDA kernels take on the plain path (T = 1; T = 2^k,
+  // the multiplying kernels of RowPaths::plain_pow2_t; another T with a normal reciprocal, the
+  // product by 1/T of plain_recip_t; any other T, the dividing ones of plain_scaled_t), so the
+  // output shows that the generators reach all four.
   if (info(c.id).accepts(ParamKind::temperature)) {
     const auto t = static_cast<float>(c.params.temperature);
     math::PowerOfTwoTemperature pow2{};
-    bucket += t == 1.0f ? " T=1" : math::power_of_two_temperature(t, pow2) ? " T=2^k" : " T other";
+    bucket += t == 1.0f                                  ? " T=1"
+              : math::power_of_two_temperature(t, pow2) ? " T=2^k"
+              : math::reciprocal_temperature_is_normal(t) ? " T by 1/T"
+                                                          : " T divided";
   }
   RC_TAG(c.provenance.family, std::string(short_name(input_dtype(c))), bucket,
          c.wants_grad.empty() ? "loss only" : "with gradients");
