@@ -162,7 +162,7 @@ TEST(KernelEmulation, DeferredForwardLossEqualsTheLossWithGradients) {
 }
 
 // The emulated cases of the streamed kernels: KL and cross-entropy at T = 1, the temperature KL
-// row at T = 2 and 0.5; bf16, f32 (and f16 at T = 1: few emulated cases); V = 10000 (aligned
+// row at T = 2 and 0.5 (PowerOfTwoTemperature) and at T = 3 (by the reciprocal); bf16, f32 (and f16 at T = 1: few emulated cases); V = 10000 (aligned
 // rows: whole groups in registers, the last columns by the unstaged passes) and 9001 (unaligned
 // 16-bit rows: every tile by the unstaged passes); 2 x 3 rows on the plain path. body(c, t, dt, V,
 // k) for the k-th case (from 0); returns the number of cases.
@@ -175,7 +175,8 @@ int for_each_streamed_case(std::uint64_t seed, const Body& body) {
   const Run runs[] = {{DivergenceId::masked_kl_divergence, 1.0},
                       {DivergenceId::masked_cross_entropy, 1.0},
                       {DivergenceId::temperature_scaled_masked_kl_divergence, 2.0},
-                      {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5}};
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 0.5},
+                      {DivergenceId::temperature_scaled_masked_kl_divergence, 3.0}};
   int k = 0;
   for (const Run& run : runs)
     for (DType dt : {DType::bf16, DType::f32, DType::f16})
@@ -256,7 +257,7 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
       for (std::int64_t i = 0; i < az.loss.numel(); ++i) EXPECT_EQ(az.loss.get(i), 0.0) << "identical sides, " << i;
     }
   });
-  EXPECT_EQ(cases, 2 * 3 * 2 + 2 * 2 * 2);
+  EXPECT_EQ(cases, 2 * 3 * 2 + 3 * 2 * 2);
   std::cout << "[ streamed ] " << cases << " cases, per row: " << mix.fast_groups << " whole groups in registers, "
             << mix.merged_tiles << " tiles of two merged whole groups, " << mix.slow_parts
             << " parts by the unstaged passes\n";
@@ -312,7 +313,7 @@ TEST(KernelEmulation, StreamedRowsWithGradientsAreWithinTheBound) {
           ASSERT_EQ(g.get(i), 0.0) << "identical sides, " << name << " " << i;
     }
   });
-  EXPECT_EQ(cases, 2 * 3 * 2 + 2 * 2 * 2);
+  EXPECT_EQ(cases, 2 * 3 * 2 + 3 * 2 * 2);
   std::cout << "[ streamed with gradients ] " << cases << " cases, per row: " << mix.fast_groups
             << " whole groups in registers, " << mix.slow_parts << " parts by the unstaged passes; " << nan_rows
             << " poisoned gradient rows\n";
