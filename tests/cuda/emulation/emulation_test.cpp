@@ -357,23 +357,23 @@ TEST(KernelEmulation, LossOnlyForwardLossEqualsTheLossWithGradients) {
   EXPECT_GE(runs, 12);
 }
 
-// The temperature rows at T = 2^k on the plain path (RowPaths::plain_pow2_t: the division by T
-// is a multiplication, and the launches take the T = 1 structure: one exchange; forward-only
-// ts-KL deferred): T = 2 and 0.5, clusters of 1, 2 and 4 CTAs in turn, with gradients and forward
-// only; within the bound, staged bitwise equal to unstaged, and the forward-only loss bitwise the
-// loss with gradients. The tame rows are counted: the tame forms run.
-TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
+// The temperature rows on a plain path at T != 1, both temperatures of `ts` taking `paths`: clusters
+// of 1, 2 and 4 CTAs in turn, with gradients and forward only; within the bound, staged bitwise
+// equal to unstaged, the forward-only loss bitwise the loss with gradients, and the tame forms
+// run (the tame rows are counted). Forward-only ts-KL defers.
+void expect_temperature_rows_take_the_one_exchange_path(std::initializer_list<double> ts, cuda::RowPaths paths,
+                                                        std::uint64_t seed) {
   int runs = 0, deferred = 0;
   for (DivergenceId id : {DivergenceId::temperature_scaled_masked_kl_divergence,
                           DivergenceId::temperature_scaled_masked_jefferys_divergence})
-    for (double t : {2.0, 0.5}) {
+    for (double t : ts) {
       const std::int64_t V = 2003;
-      Case c = varied_case(id, DType::bf16, 2, 3, V, 89);
+      Case c = varied_case(id, DType::bf16, 2, 3, V, seed);
       make_plain(c);
       c.params.temperature = t;  // (no poisoned row: one NaN would make the token mean NaN)
       const Case f = forward_only(c);
       const cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
-      ASSERT_EQ(cuda::row_paths(args), cuda::RowPaths::plain_pow2_t);
+      ASSERT_EQ(cuda::row_paths(args), paths);
       deferred += cuda::row_variant(args) == cuda::RowVariant::deferred;
       const int ctas = 1 << (runs % 3);
       SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + " " + std::to_string(ctas) + " CTAs");
@@ -392,48 +392,21 @@ TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
       EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
       ++runs;
     }
-  EXPECT_EQ(runs, 4);
-  EXPECT_EQ(deferred, 2);  // ts-KL (the KL policy) at both temperatures
+  EXPECT_EQ(runs, 2 * static_cast<int>(ts.size()));
+  EXPECT_EQ(deferred, static_cast<int>(ts.size()));  // ts-KL (the KL policy) at every temperature
 }
 
-// The temperature rows at any other T whose reciprocal is a normal float (RowPaths::plain_recip_t:
-// every shifted logit the product by 1/T rounded, math::ReciprocalTemperature; the T = 1
-// structure: one exchange, forward-only ts-KL deferred), as the test above: T = 3 and 0.7,
-// clusters of 1, 2 and 4 CTAs in turn; within the bound (docs/tolerances.md counts the product's
-// rounding in e_v), staged bitwise equal to unstaged, the forward-only loss bitwise the loss with
-// gradients, and the tame forms run.
+// T = 2^k (RowPaths::plain_pow2_t: the division by T is a multiplication, the same bits): T = 2
+// and 0.5.
+TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
+  expect_temperature_rows_take_the_one_exchange_path({2.0, 0.5}, cuda::RowPaths::plain_pow2_t, 89);
+}
+
+// Any other T whose reciprocal is a normal float (RowPaths::plain_recip_t: every shifted logit the
+// product by 1/T rounded, math::ReciprocalTemperature; docs/tolerances.md counts the product's
+// rounding in e_v): T = 3 and 0.7.
 TEST(KernelEmulation, ReciprocalTemperatureRowsTakeTheOneExchangePath) {
-  int runs = 0, deferred = 0;
-  for (DivergenceId id : {DivergenceId::temperature_scaled_masked_kl_divergence,
-                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
-    for (double t : {3.0, 0.7}) {
-      const std::int64_t V = 2003;
-      Case c = varied_case(id, DType::bf16, 2, 3, V, 91);
-      make_plain(c);
-      c.params.temperature = t;
-      const Case f = forward_only(c);
-      const cuda::LogitArgs args = cuda::logit_args_of(f, CudaOptions{});
-      ASSERT_EQ(cuda::row_paths(args), cuda::RowPaths::plain_recip_t);
-      deferred += cuda::row_variant(args) == cuda::RowVariant::deferred;
-      const int ctas = 1 << (runs % 3);
-      SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + " " + std::to_string(ctas) + " CTAs");
-      std::int64_t tame = -1;
-      CudaOptions staged{ctas, true}, unstaged{ctas, false};
-      staged.tame_rows_out = &tame;
-      const Outputs b = compute(*make_emulated_cuda_backend(staged), c);
-      ASSERT_FALSE(b.grads.empty());
-      EXPECT_TRUE(gpu_passes(b, c, compute_reference(c)));
-      EXPECT_GT(tame, 0);
-      EXPECT_TRUE(bitwise_same(b, compute(*make_emulated_cuda_backend(unstaged), c))) << "staged and unstaged differ";
-      const Outputs a = compute(*make_emulated_cuda_backend(CudaOptions{ctas, true}), f);
-      Outputs b_loss;
-      b_loss.loss = b.loss;
-      EXPECT_TRUE(bitwise_same(a, b_loss));
-      EXPECT_TRUE(gpu_passes(a, f, compute_reference(f)));
-      ++runs;
-    }
-  EXPECT_EQ(runs, 4);
-  EXPECT_EQ(deferred, 2);  // ts-KL (the KL policy) at both temperatures
+  expect_temperature_rows_take_the_one_exchange_path({3.0, 0.7}, cuda::RowPaths::plain_recip_t, 91);
 }
 
 // A partly staged plan (LogitArgs::partial_stage: the first K chunks of each slice in shared
