@@ -161,7 +161,6 @@ enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_recip_t, 
 // (plain_pow2_t), the product by the rounded reciprocal (plain_recip_t), or any T by division.
 enum class TempForm : unsigned char { unit, power_of_two, reciprocal, any };
 
-
 // The kinds with plain_pow2_t and plain_recip_t kernels: the policies of the two temperature rows
 // (SPEC.md: only they take a temperature), so that the other kinds do not add kernels no registry
 // row launches.
@@ -176,16 +175,15 @@ inline RowPaths row_paths(const LogitArgs& a) {
   if (a.support == nullptr && a.prob_path && t == 1.0f && has_probability_kernels(a.kind)) return RowPaths::prob_unit_t;
   if (a.support != nullptr || a.prob_path) return RowPaths::general;
   if (t == 1.0f) return RowPaths::plain_unit_t;
+  if (!has_temperature_kernels(a.kind)) return RowPaths::plain_scaled_t;
   math::PowerOfTwoTemperature pow2{};
-  if (has_temperature_kernels(a.kind) && math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
-  if (has_temperature_kernels(a.kind) && math::reciprocal_temperature_is_normal(t)) return RowPaths::plain_recip_t;
-  return RowPaths::plain_scaled_t;
+  if (math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
+  return math::reciprocal_temperature_is_normal(t) ? RowPaths::plain_recip_t : RowPaths::plain_scaled_t;
 }
 
 // Forward-only launches of the one-exchange rows (KL and cross-entropy on the log-softmax path
 // without a support mask, at T = 1, and KL at T != 1 on plain_pow2_t or plain_recip_t:
-// one_exchange_row) need the row's
-// statistics only for its loss: each CTA stores its message and goes on
+// one_exchange_row) need the row's statistics only for its loss: each CTA stores its message and goes on
 // (reduce_one_exchange_to_memory), and combine_one_pass_rows finishes every row after the launch.
 // No CTA waits for its cluster (the wait behind the exchange was 24% of KL bf16 forward's stall
 // samples, bench/RESULTS.md step 28). Where this holds the launcher runs the deferred kernel

@@ -41,8 +41,9 @@
 //   3. the policy's sums (row_policies.cuh): each chunk's 8 terms summed pairwise, the chunk
 //      sums added in chunk order per thread, then the CTA and cluster trees; the loss.
 //      KL and cross-entropy on the log-softmax path without a support mask take their sums in
-//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1, 2^k or by the reciprocal (one_exchange_row)
-//      relative to each thread's own maxima, so right after the scan and without the range exchange:
+//      pass 2 instead (the one-pass forms of kernels/math/kl.hpp); at T = 1, 2^k or by the
+//      reciprocal (one_exchange_row) relative to each thread's own maxima, so right after the
+//      scan and without the range exchange:
 //      the sums and the range travel in ONE exchange that rescales them to the row's maxima
 //      (row_reduce.cuh reduce_one_exchange); no pass 3. Jefferys and Hellinger with gradients on
 //      a plain path sum their gradients' one-pass statistics there too (K_p, K_q:
@@ -799,7 +800,8 @@ __device__ __forceinline__ RowResult one_pass_result(const RowKernelParams& prm,
 // A valid position on a plain path at T = 1, T = 2^k or by the reciprocal (no support mask: the log-softmax path, or
 // the probability path at T = 1; every policy but total variation, whose S is the exact FixedSum; at any other T the
 // division of a zero z - m, once per thread and side here, would take the division's slow path:
-// row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature, and on plain_recip_t the product by the reciprocal, math::ReciprocalTemperature),
+// row_passes; at T = 2^k it is a multiplication, math::PowerOfTwoTemperature, and on
+// plain_recip_t the product by the reciprocal, math::ReciprocalTemperature),
 // after the scan: sums relative to the thread's own maxima, then ONE exchange
 // (reduce_one_exchange: the sums with the range, rescaled to the row's maxima). The one-pass rows
 // (KL, cross-entropy) send their one-pass sums and S, and the loss and the gradients follow; the

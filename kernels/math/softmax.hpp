@@ -37,12 +37,12 @@ struct PowerOfTwoTemperature {
 };
 
 // Any other T != 1 as the CUDA kernels of the plain path take it (RowPaths::plain_recip_t,
-// TempForm::reciprocal): the product by the reciprocal r = 1/T rounded once (IEEE, per launch),
+// TempForm::reciprocal): the product by the reciprocal r = 1/T rounded once (IEEE, per thread),
 // d r, instead of the quotient d / T. Not the same bits as the division: two roundings (r's and
 // the product's) where the division has one, so the shifted logit errs by one unit of |t| more
 // (docs/tolerances.md, "Logit rows: building blocks": e_v's 3|t| counts T's rounding, r's and
-// the product's). What it keeps: monotone in d (a positive factor,
-// rounding monotone: tame_side's argument below holds), exact zeros (0 r = 0; identical rows give
+// the product's). What it keeps: monotone in d (a positive factor, rounding monotone:
+// tame_side's argument below holds), exact zeros (0 r = 0; identical rows give
 // identical products), -inf for -inf, and no slow path (a quotient of a zero dividend takes the
 // division's on the GPU, once per thread and side at its own maximum: bench/RESULTS.md step 72).
 // For T = 2^k, r = 2^-k exactly and the product is the quotient (PowerOfTwoTemperature).
@@ -53,7 +53,7 @@ DIVCHECK_HD inline ReciprocalTemperature reciprocal_temperature(float t) { retur
 // Where the form applies: 1/T rounded is a normal, finite float (about 2.9e-39 < T < 8.5e37; a
 // subnormal reciprocal would lose bits, an infinite one make 0 * inf a NaN).
 DIVCHECK_HD inline bool reciprocal_temperature_is_normal(float t) {
-  const float r = 1.0f / t;
+  const float r = reciprocal_temperature(t).inverse;
   return r >= kFloatMinNormal && r <= kFloatMax;
 }
 
