@@ -8,18 +8,27 @@ the clusters loop over the rows (persistent, with the grid's cluster count), or 
 the streamed kernels of KL and cross-entropy (forward only, and with gradients), tiles per row
 x threads per CTA); where the run has the `fwd_bwd_student` mode (the q side's gradient only),
 two more columns with its time and fraction.
-    usage: python3 bench/results_table.py OUT/bench.json
+
+With --summary it prints instead the state against issue 3's target: how many of the measured
+(row, shape, dtype, mode) configurations reach the target fraction of the copy (--target,
+default 0.85; modes fwd and fwd_bwd, the target's two; the student mode is not counted), one
+line per row with every configuration's fraction (bold at or above the target), and the misses
+the twelve closest.
+    usage: python3 bench/results_table.py [--summary [--target F]] OUT/bench.json
 """
+import argparse
 import json
-import sys
 from collections import OrderedDict
 
+TARGET_MODES = ("fwd", "fwd_bwd")  # issue 3's target: forward only, and forward + backward
+CLOSEST = 12  # misses listed by --summary
 
-def main(path):
+
+def load(path):
+    """The benchmarks of a divcheck_bench JSON file as {(shape, dtype): {row: {mode: entry}}},
+    in the file's order; an entry is the benchmark's JSON object or {"error": message}."""
     with open(path) as f:
         data = json.load(f)
-    ctx = data.get("context", {})
-    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
     tables = OrderedDict()
     for b in data.get("benchmarks", []):
         if b.get("run_type") == "aggregate":
@@ -30,6 +39,57 @@ def main(path):
             entry[mode] = {"error": b.get("error_message", "error")}
         else:
             entry[mode] = b
+    return data.get("context", {}), tables
+
+
+def summary(path, target):
+    ctx, tables = load(path)
+    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
+    columns = [(shape, dtype, mode) for (shape, dtype) in tables for mode in TARGET_MODES]
+    rows = OrderedDict()
+    for (shape, dtype), by_row in tables.items():
+        for row in by_row:
+            rows.setdefault(row, None)
+    reached, measured, misses, failed = 0, 0, [], []
+    lines = []
+    for row in rows:
+        cells = []
+        for shape, dtype, mode in columns:
+            m = tables[(shape, dtype)].get(row, {}).get(mode)
+            if m is None:
+                cells.append("-")
+            elif "error" in m:
+                cells.append("error")
+                failed.append(f"{row} {dtype} {shape} {mode}: {m['error']}")
+            else:
+                frac = m["frac_of_copy"]
+                measured += 1
+                if frac >= target:
+                    reached += 1
+                    cells.append(f"**{frac:.2f}**")
+                else:
+                    misses.append((frac, row, dtype, shape, mode))
+                    cells.append(f"{frac:.2f}")
+        lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    print(f"**At >= {target:.2f} of the copy: {reached} of {measured} measured configurations**"
+          + (f" ({len(failed)} failed to run)" if failed else "") + ".\n")
+    print("| row | " + " | ".join(f"{dtype} {shape} {'fwd' if mode == 'fwd' else 'fwd+bwd'}"
+                                  for shape, dtype, mode in columns) + " |")
+    print("|---|" + "---|" * len(columns))
+    for line in lines:
+        print(line)
+    if misses:
+        print(f"\nBelow the target, the {min(len(misses), CLOSEST)} closest"
+              + (f" (of {len(misses)})" if len(misses) > CLOSEST else "") + ":\n")
+        for frac, row, dtype, shape, mode in sorted(misses, reverse=True)[:CLOSEST]:
+            print(f"- {frac:.3f} {row} {dtype} {shape} {'fwd' if mode == 'fwd' else 'fwd+bwd'}")
+    for f in failed:
+        print(f"- failed: {f}")
+
+
+def main(path):
+    ctx, tables = load(path)
+    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
     for (shape, dtype), rows in tables.items():
         copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
         copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"
@@ -81,6 +141,14 @@ def plan_of(m):
     return f"{m['ctas']:.0f}{threads}, " + ("staged" if part >= 1.0 else f"{100 * part:.0f}% staged") + grid
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: results_table.py BENCH_JSON")
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description="Markdown tables of a divcheck_bench JSON file.")
+    parser.add_argument("bench_json")
+    parser.add_argument("--summary", action="store_true", help="the state against the target, not the tables")
+    parser.add_argument("--target", type=float, default=0.85, help="fraction of the copy (default 0.85)")
+    args = parser.parse_args()
+    if not 0.0 < args.target <= 2.0:
+        parser.error(f"--target must be in (0, 2], got {args.target}")
+    if args.summary:
+        summary(args.bench_json, args.target)
+    else:
+        main(args.bench_json)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of bench/results_table.py (path in argv[1]) on small divcheck_bench JSON files: the
-columns of each mode, the student-gradient columns only where that mode was run, and errors
-shown in place of numbers."""
+columns of each mode, the student-gradient columns only where that mode was run, errors shown
+in place of numbers, and --summary's count against the target (the student mode not counted)."""
 import json
 import os
 import subprocess
@@ -20,12 +20,16 @@ def bench(mode, ms, frac, **extra):
     return b
 
 
-def table(benchmarks):
+def run(benchmarks, *options):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.json")
         with open(path, "w") as f:
             json.dump({"context": {}, "benchmarks": benchmarks}, f)
-        r = subprocess.run([sys.executable, TOOL, path], capture_output=True, text=True)
+        return subprocess.run([sys.executable, TOOL, *options, path], capture_output=True, text=True)
+
+
+def table(benchmarks):
+    r = run(benchmarks)
     assert r.returncode == 0, r.stderr
     header = [line for line in r.stdout.splitlines() if line.startswith("| row |")]
     rows = [line for line in r.stdout.splitlines() if line.startswith("| masked_kl_divergence |")]
@@ -53,6 +57,44 @@ class ResultsTable(unittest.TestCase):
                   "error_occurred": True, "error_message": "cuda backend: out of memory"}
         header, row = table([bench("fwd", 1.0, 0.9), bench("fwd_bwd", 2.0, 0.75), failed])
         self.assertEqual(row[-2], "error: cuda backend: out of memory")
+
+
+def named(row, dtype, shape, mode, frac):
+    b = bench(mode, 1.0, frac)
+    b["name"] = f"{row}/{dtype}/{shape}/{mode}/manual_time"
+    return b
+
+
+class Summary(unittest.TestCase):
+    BENCHMARKS = [named("kl", "bf16", "8x128", "fwd", 0.90), named("kl", "bf16", "8x128", "fwd_bwd", 0.84),
+                  named("kl", "bf16", "8x128", "fwd_bwd_student", 0.99), named("kl", "f32", "8x128", "fwd", 0.85),
+                  named("kl", "f32", "8x128", "fwd_bwd", 0.60), named("js", "bf16", "8x128", "fwd", 0.30)]
+
+    def test_counts_the_target_modes_at_or_above_the_target_and_lists_the_misses_closest_first(self):
+        r = run(self.BENCHMARKS, "--summary")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # fwd and fwd_bwd only: the student's 0.99 is not a configuration of the target.
+        self.assertIn("At >= 0.85 of the copy: 2 of 5 measured configurations", r.stdout)
+        kl = [line for line in r.stdout.splitlines() if line.startswith("| kl |")]
+        self.assertEqual(kl, ["| kl | **0.90** | 0.84 | **0.85** | 0.60 |"])
+        js = [line for line in r.stdout.splitlines() if line.startswith("| js |")]
+        self.assertEqual(js, ["| js | 0.30 | - | - | - |"])  # not measured: a dash, not counted
+        misses = [line for line in r.stdout.splitlines() if line.startswith("- ")]
+        self.assertEqual(misses, ["- 0.840 kl bf16 8x128 fwd+bwd", "- 0.600 kl f32 8x128 fwd+bwd",
+                                  "- 0.300 js bf16 8x128 fwd"])
+
+    def test_the_target_is_an_option_and_a_failed_run_is_reported_not_counted(self):
+        failed = {"name": "js/bf16/8x128/fwd_bwd/manual_time", "run_type": "iteration", "error_occurred": True,
+                  "error_message": "cuda backend: out of memory"}
+        r = run(self.BENCHMARKS + [failed], "--summary", "--target", "0.6")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("At >= 0.60 of the copy: 4 of 5 measured configurations** (1 failed to run)", r.stdout)
+        self.assertIn("- failed: js bf16 8x128 fwd_bwd: cuda backend: out of memory", r.stdout)
+
+    def test_a_target_out_of_range_is_refused_with_its_value(self):
+        r = run(self.BENCHMARKS, "--summary", "--target", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--target must be in (0, 2], got 0.0", r.stderr)
 
 
 if __name__ == "__main__":
