@@ -150,7 +150,8 @@ RealResult<R> logit_divergence_real(const RealInputs<R>& in) {
   const Err temp_err = scaled ? param_err(temperature) : exact(1.0);
   const DivergenceInfo& di = info(c.id);
   const bool zero_on_identical = di.props.zero_on_identical;
-  // (c + sigma(V)) u: the TV near-tie threshold and the unit of the square-root bound.
+  // (c + sigma(V)) u: the TV near-tie threshold, the unit of the square-root bound and of the
+  // second-order terms of Jefferys' and Hellinger's loss terms.
   const double amb_threshold = (di.tolerance.grad_c + summation_depth_of(V)) * kU32;
 
   std::vector<R> yrow(static_cast<std::size_t>(V)), xrow(static_cast<std::size_t>(V));
@@ -204,7 +205,7 @@ RealResult<R> logit_divergence_real(const RealInputs<R>& in) {
       Status st = Status::finite;
       switch (row.formula) {
         case Formula::kl: st = f.kl(); break;
-        case Formula::jefferys: st = f.jefferys(); break;
+        case Formula::jefferys: st = f.jefferys(amb_threshold); break;
         case Formula::cross_entropy: st = f.cross_entropy(c.params.max_loss, c.params.scaling_factor); break;
         case Formula::js: st = f.js(); break;
         case Formula::hellinger: st = f.hellinger(amb_threshold); break;

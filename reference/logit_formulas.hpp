@@ -104,7 +104,9 @@ class LogitFormulas {
   }
 
   // Jefferys sum_S (p - q) d with the full-support and support forms of docs/semantics.md.
-  Status jefferys() {
+  // `unit` = (c + sigma) u: the loss term's second-order term (mul2), for columns where p - q
+  // and d are both rounding noise (docs/tolerances.md, "Products of two noisy factors").
+  Status jefferys(double unit) {
     for (std::int64_t v = 0; v < V_; ++v)
       if (in_s(v) && P_.zero[v] != Q_.zero[v]) return Status::infinite;
     R l = 0;
@@ -114,7 +116,7 @@ class LogitFormulas {
       const R d = P_.lp[v] - Q_.lp[v];
       l += (P_.p[v] - Q_.p[v]) * d;
       const Err D = dv(v);
-      ls.add(mul(sub(pv(v), qv(v)), D));
+      ls.add(mul2(sub(pv(v), qv(v)), D, unit));
       kps.add(mul(pv(v), D));
       kqs.add(mul(qv(v), D));
       pss.add(pv(v));
@@ -350,7 +352,10 @@ class LogitFormulas {
   }
 
   // Squared Hellinger sum_S (sqrt p - sqrt q)^2 / 2; dl/dy = h^p_v - p sum h^p (docs/semantics.md).
-  // `unit` = (c + sigma) u, for the square root's bound near 0 (running_error.hpp).
+  // `unit` = (c + sigma) u, for the square root's bound near 0 (running_error.hpp) and the
+  // second-order term of the squared difference, which is rounding noise where sqrt p and
+  // sqrt q agree to the precision of their errors (docs/tolerances.md, "Products of two noisy
+  // factors").
   Status hellinger(double unit) {
     R l = 0;
     ErrSum ls, hps, hqs;
@@ -363,7 +368,7 @@ class LogitFormulas {
       const R diff = o_.aux_p[v] - o_.aux_q[v];
       l += diff * diff / 2;
       const Err DIFF = sub(sp_err(v), sq_err(v));
-      ls.add(scaled_exact(mul(DIFF, DIFF), 0.5));
+      ls.add(scaled_exact(mul2(DIFF, DIFF, unit), 0.5));
       hps.add(scaled_exact(mul(DIFF, sp_err(v)), 0.5));
       hqs.add(scaled_exact(mul(DIFF, sq_err(v)), 0.5));
     }
