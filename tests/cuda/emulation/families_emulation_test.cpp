@@ -12,10 +12,20 @@
 //
 // Each row prints its mix (cases per family, forward-only launches) and its worst error in
 // units of the bound; the test fails when any family was not drawn.
+//
+// Longer runs (a no-GPU machine's nightly check of the kernels' logic, or after a kernel change
+// made without a GPU): DIVCHECK_EMULATION_ROUNDS=N draws N rounds of the same mix with other
+// seeds (round 0 is the default run's cases; about 1.3 s per case on the 2-core development
+// machine, 26 cases per row and round), DIVCHECK_EMULATION_SEED=S moves every round's seeds
+// (default 0). A failure names the family, size and seed: `divcheck export-case --divergence
+// ROW --family F --seed SEED --size N` writes the same case.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "properties/case_show.hpp"
@@ -32,46 +42,72 @@ namespace {
 // CTA. The GPU tests add the medium sizes.
 constexpr int kSizes[] = {10, 30};
 
+// A positive integer from the environment, or `fallback` when unset; anything else is an error
+// naming the variable and its value.
+std::uint64_t env_count(const char* name, std::uint64_t fallback, std::uint64_t min) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (*end != '\0' || errno != 0 || text[0] == '-' || v < min)
+    throw std::invalid_argument(std::string(name) + "=" + text + ": not an integer >= " + std::to_string(min));
+  return v;
+}
+
 void check_families(DivergenceId id) {
+  std::uint64_t rounds = 1, run_seed = 0;
+  try {
+    rounds = env_count("DIVCHECK_EMULATION_ROUNDS", 1, 1);
+    run_seed = env_count("DIVCHECK_EMULATION_SEED", 0, 0);
+  } catch (const std::exception& ex) {
+    FAIL() << ex.what();
+  }
   const auto emulated = make_emulated_cuda_backend(cuda::CudaOptions{2, true, true, nullptr, 256});
   std::map<std::string, int> drawn;
   int forward_only = 0;
   double worst = 0.0;
   std::int64_t v_min = -1, v_max = -1;  // the vocabularies drawn (columns per row)
-  std::uint64_t seed = 0xe1a70000u + static_cast<std::uint64_t>(id) * 1000;
-  for (const Family& f : families(id)) {
-    const std::string family(f.name);
-    for (int size : kSizes) {
-      const Case c = draw_case(id, f.name, ++seed, size).value();
-      SCOPED_TRACE("family " + family + " size " + std::to_string(size) + " seed " + std::to_string(seed));
-      Outputs got;
-      try {
-        got = compute(*emulated, c);
-      } catch (const std::exception& ex) {
-        ADD_FAILURE() << label(c) << ": the emulated cuda backend threw: " << ex.what();
-        continue;
-      }
-      const Verdict v = judge(c, got, compute_reference(c));
-      EXPECT_TRUE(v.pass) << label(c) << ": " << v.summary() << "\n" << describe_case(c, 48);
-      // The emulator's OS threads interleave differently on every run: the same bits again
-      // say that no result depends on the order in which threads or CTAs get there.
-      EXPECT_TRUE(bitwise_same(got, compute(*emulated, c))) << label(c) << ": a second run gave other bits";
-      worst = std::max(worst, v.worst_ratio);
-      ++drawn[family];
-      if (c.wants_grad.empty()) ++forward_only;
-      for (const auto& [role, t] : c.inputs)
-        if (t.rank() >= 2 && t.dim(t.rank() - 1) > 1) {
-          const std::int64_t v = t.dim(t.rank() - 1);
-          v_min = v_min < 0 ? v : std::min(v_min, v);
-          v_max = std::max(v_max, v);
+  for (std::uint64_t round = 0; round < rounds; ++round) {
+    // Round 0 of run seed 0 is the default run's cases; the others move by a multiplicative hash.
+    std::uint64_t seed =
+        0xe1a70000u + static_cast<std::uint64_t>(id) * 1000 + (run_seed + round) * 0x9E3779B97F4A7C15ull;
+    for (const Family& f : families(id)) {
+      const std::string family(f.name);
+      for (int size : kSizes) {
+        const Case c = draw_case(id, f.name, ++seed, size).value();
+        SCOPED_TRACE("family " + family + " size " + std::to_string(size) + " seed " + std::to_string(seed));
+        Outputs got;
+        try {
+          got = compute(*emulated, c);
+        } catch (const std::exception& ex) {
+          ADD_FAILURE() << label(c) << ": the emulated cuda backend threw: " << ex.what();
+          continue;
         }
+        const Verdict v = judge(c, got, compute_reference(c));
+        EXPECT_TRUE(v.pass) << label(c) << ": " << v.summary() << "\n" << describe_case(c, 48);
+        // The emulator's OS threads interleave differently on every run: the same bits again
+        // say that no result depends on the order in which threads or CTAs get there.
+        EXPECT_TRUE(bitwise_same(got, compute(*emulated, c))) << label(c) << ": a second run gave other bits";
+        worst = std::max(worst, v.worst_ratio);
+        ++drawn[family];
+        if (c.wants_grad.empty()) ++forward_only;
+        for (const auto& [role, t] : c.inputs)
+          if (t.rank() >= 2 && t.dim(t.rank() - 1) > 1) {
+            const std::int64_t v = t.dim(t.rank() - 1);
+            v_min = v_min < 0 ? v : std::min(v_min, v);
+            v_max = std::max(v_max, v);
+          }
+      }
     }
   }
-  std::cout << "[ families ] " << name_of(id) << ": " << families(id).size() << " families, ";
+  std::cout << "[ families ] " << name_of(id) << ": " << families(id).size() << " families, " << rounds
+            << (rounds == 1 ? " round" : " rounds") << " (seed " << run_seed << "), ";
   for (const auto& [name, n] : drawn) std::cout << name << " " << n << ", ";
   std::cout << forward_only << " forward only, V " << v_min << ".." << v_max << ", worst " << worst
             << " of the bound\n";
-  for (const Family& f : families(id)) EXPECT_EQ(drawn[std::string(f.name)], std::size(kSizes)) << "family " << f.name;
+  for (const Family& f : families(id))
+    EXPECT_EQ(drawn[std::string(f.name)], rounds * std::size(kSizes)) << "family " << f.name;
 }
 
 TEST(EmulatedFamilies, MaskedKlDivergence) { check_families(DivergenceId::masked_kl_divergence); }
