@@ -34,6 +34,12 @@ rc::Gen<Case> gen_case(DivergenceId id, std::string_view family);
 // Any family of the divergence (uniform over families), tagged with the family name.
 rc::Gen<Case> gen_any_case(DivergenceId id);
 
+// Positions of a logit-row case whose support mask keeps exactly one column, the largest logit
+// of both sides (near_one_hot's "hot column alone in the support": p and q agree there to far
+// below float32's precision). 0 for cases without a support mask; the generator tests and the
+// property tags count them, to show the family reaches that mode.
+int hot_column_alone_rows(const Case& c);
+
 // Deterministic single draw (no test framework needed): the gate uses it.
 // Returns the shrinkable so that a failing case can be shrunk.
 rc::Shrinkable<Case> draw_case(DivergenceId id, std::string_view family, std::uint64_t seed, int size);

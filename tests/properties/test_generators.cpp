@@ -297,6 +297,22 @@ TEST(LogitFamilies, TemperatureExtremesReachBothFormsOfT) {
   EXPECT_GT(divided, 0);
 }
 
+// near_one_hot reaches its "hot column alone in the support" mode in every row with a support
+// mask (the rows where the CPU gate found Hellinger's bound missing its second-order term), and
+// only there; and the mode keeps p and q near 1 at that column (both sides' gap >= 30).
+TEST(LogitFamilies, NearOneHotIsolatesTheHotColumnInTheSupport) {
+  for (const auto& d : registry()) {
+    if (!d.role("support_mask")) continue;
+    int cases = 0;
+    for (const Case& c : draw_many(d.id, "near_one_hot", 2 * kDraws)) cases += hot_column_alone_rows(c) > 0;
+    EXPECT_GT(cases, 0) << name_of(d.id) << ": no near_one_hot case with the hot column alone in the support";
+    std::cout << "[ near_one_hot ] " << name_of(d.id) << ": " << cases << " of " << 2 * kDraws
+              << " cases with the hot column alone in the support\n";
+  }
+  for (const Case& c : draw_many(DivergenceId::masked_kl_divergence, "near_one_hot", 2 * kDraws))
+    EXPECT_EQ(c.input("support_mask"), nullptr);  // a row without a support role: the old family
+}
+
 TEST(LogitFamilies, SupportMasksCoverAllModes) {
   bool all_zero = false, all_one = false;
   for (const Case& c : draw_many(DivergenceId::total_variation, "support_masks", 60)) {

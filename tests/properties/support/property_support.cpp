@@ -156,6 +156,9 @@ void tag_case(const Case& c) {
               : math::reciprocal_temperature_is_normal(t) ? " T by 1/T"
                                                           : " T divided";
   }
+  // near_one_hot's rows with the hot column alone in the support (p and q agree there below
+  // float32's precision: the noisy products of docs/tolerances.md).
+  if (hot_column_alone_rows(c) > 0) bucket += " hot column alone";
   RC_TAG(c.provenance.family, std::string(short_name(input_dtype(c))), bucket,
          c.wants_grad.empty() ? "loss only" : "with gradients");
 }
