@@ -37,8 +37,10 @@ options:
                           depend on J
   --shrink-cases N        failing cases shrunk per divergence, the first by index (default 3);
                           the others are saved as drawn
-  --shrink-attempts N     candidate cases tried per shrink (default 1000)
-  --shrink-seconds S      wall-time limit of one case's shrink (default 60)
+  --shrink-attempts N     candidate cases tried in each of a shrink's two walks: the generator's
+                          shrinks, then whole sequences, positions and columns removed
+                          (default 1000)
+  --shrink-seconds S      wall-time limit of one case's shrink, both walks (default 60)
   --verbose               one line per case on stderr
   --help                  this text
 

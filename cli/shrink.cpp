@@ -2,6 +2,7 @@
 #include "cli/shrink.hpp"
 
 #include "cli/rapidcheck_lock.hpp"
+#include "cli/structural_shrink.hpp"
 
 #include <chrono>
 #include <optional>
@@ -22,11 +23,12 @@ ShrinkResult shrink_failing(const rc::Shrinkable<Case>& start, const std::functi
     while (auto candidate = candidates.next()) {
       if (r.attempts >= limits.max_attempts) {
         r.stopped_by = "attempt limit";
-        return r;
+        improved = false;
+        break;
       }
       if (std::chrono::duration<double>(Clock::now() - t0).count() > limits.max_seconds) {
         r.stopped_by = "time limit";
-        return r;
+        return r;  // the time limit ends both walks
       }
       ++r.attempts;
       std::optional<Case> value;
@@ -47,6 +49,15 @@ ShrinkResult shrink_failing(const rc::Shrinkable<Case>& start, const std::functi
       }
     }
   }
+  rc_lock.unlock();  // the structural walk draws nothing
+  // Its own attempt budget: it needs few (halving blocks), and the generator's walk often ends
+  // by spending all of its own.
+  ShrinkResult structural{std::move(r.minimal), 0, 0, "minimal"};
+  shrink_structure(structural, still_fails, limits, t0);
+  r.minimal = std::move(structural.minimal);
+  r.steps += structural.steps;
+  r.attempts += structural.attempts;
+  if (r.stopped_by == "minimal") r.stopped_by = structural.stopped_by;
   return r;
 }
 
