@@ -17,8 +17,9 @@
 // made without a GPU): DIVCHECK_EMULATION_ROUNDS=N draws N rounds of the same mix with other
 // seeds (round 0 is the default run's cases; about 1.3 s per case on the 2-core development
 // machine, 26 cases per row and round), DIVCHECK_EMULATION_SEED=S moves every round's seeds
-// (default 0). A failure names the family, size and seed: `divcheck export-case --divergence
-// ROW --family F --seed SEED --size N` writes the same case.
+// (default 0), DIVCHECK_EMULATION_FAMILIES=F1,F2 keeps those families only (each must be one of
+// the row's). A failure names the family, size and seed: `divcheck export-case --divergence ROW
+// --family F --seed SEED --size N` writes the same case.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -27,6 +28,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "properties/case_show.hpp"
 #include "properties/generators.hpp"
@@ -55,11 +57,34 @@ std::uint64_t env_count(const char* name, std::uint64_t fallback, std::uint64_t 
   return v;
 }
 
+// The families of `id` that DIVCHECK_EMULATION_FAMILIES keeps (all when unset); a name that is
+// not one of the row's families is an error naming it.
+std::vector<Family> selected_families(DivergenceId id) {
+  const char* text = std::getenv("DIVCHECK_EMULATION_FAMILIES");
+  if (text == nullptr || *text == '\0') return families(id);
+  std::vector<Family> out;
+  std::string list(text);
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::string name = list.substr(at, comma - at);
+    bool found = false;
+    for (const Family& f : families(id))
+      if (f.name == name) out.push_back(f), found = true;
+    if (!found)
+      throw std::invalid_argument("DIVCHECK_EMULATION_FAMILIES=" + list + ": \"" + name + "\" is not a family of " +
+                                  std::string(name_of(id)));
+    at = comma + 1;
+  }
+  return out;
+}
+
 void check_families(DivergenceId id) {
   std::uint64_t rounds = 1, run_seed = 0;
+  std::vector<Family> chosen;
   try {
     rounds = env_count("DIVCHECK_EMULATION_ROUNDS", 1, 1);
     run_seed = env_count("DIVCHECK_EMULATION_SEED", 0, 0);
+    chosen = selected_families(id);
   } catch (const std::exception& ex) {
     FAIL() << ex.what();
   }
@@ -72,7 +97,7 @@ void check_families(DivergenceId id) {
     // Round 0 of run seed 0 is the default run's cases; the others move by a multiplicative hash.
     std::uint64_t seed =
         0xe1a70000u + static_cast<std::uint64_t>(id) * 1000 + (run_seed + round) * 0x9E3779B97F4A7C15ull;
-    for (const Family& f : families(id)) {
+    for (const Family& f : chosen) {
       const std::string family(f.name);
       for (int size : kSizes) {
         const Case c = draw_case(id, f.name, ++seed, size).value();
@@ -101,12 +126,12 @@ void check_families(DivergenceId id) {
       }
     }
   }
-  std::cout << "[ families ] " << name_of(id) << ": " << families(id).size() << " families, " << rounds
+  std::cout << "[ families ] " << name_of(id) << ": " << chosen.size() << " families, " << rounds
             << (rounds == 1 ? " round" : " rounds") << " (seed " << run_seed << "), ";
   for (const auto& [name, n] : drawn) std::cout << name << " " << n << ", ";
   std::cout << forward_only << " forward only, V " << v_min << ".." << v_max << ", worst " << worst
             << " of the bound\n";
-  for (const Family& f : families(id))
+  for (const Family& f : chosen)
     EXPECT_EQ(drawn[std::string(f.name)], rounds * std::size(kSizes)) << "family " << f.name;
 }
 
