@@ -103,6 +103,8 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_PARTIAL_STAGE=1|2|3  LogitArgs::partial_stage (the cluster kernel: 1 never partly
 //                                       staged, 2 or 3 the partly staged plan of that many CTAs per
 //                                       SM; launches whose slices fit whole keep the automatic plan)
+//   DIVCHECK_BENCH_POW2=0|1             LogitArgs::pow2_kernels (0: T = 2^k on the reciprocal's
+//                                       kernels, the form before step 73; unset or 1 automatic)
 //   DIVCHECK_BENCH_TEMPERATURE=T        the temperature rows' T (default 2, a power of two: the
 //                                       multiplying kernels, RowPaths::plain_pow2_t; e.g. 3 for
 //                                       the reciprocal's, plain_recip_t, and 1e38 for the dividing
@@ -144,6 +146,16 @@ int forced_partial_stage() {
   static const int stage = forced_knob("DIVCHECK_BENCH_PARTIAL_STAGE", {1, 2, 3},
                                        "must be 1 (never), 2 or 3 (a partly staged plan of that many CTAs per SM)");
   return stage;
+}
+// 0: T = 2^k on the reciprocal's kernels (LogitArgs::pow2_kernels false: the form before step 73).
+bool pow2_kernels() {
+  static const bool on = [] {
+    const char* v = std::getenv("DIVCHECK_BENCH_POW2");
+    if (v == nullptr || *v == '\0' || std::string(v) == "1") return true;
+    if (std::string(v) == "0") return false;
+    throw InvalidArgument("DIVCHECK_BENCH_POW2", v, "must be 0 (the reciprocal's kernels) or 1");
+  }();
+  return on;
 }
 int forced_cluster_ctas() {
   static const int ctas = forced_knob("DIVCHECK_BENCH_CLUSTER_CTAS", {1, 2, 4, 8, 16}, "must be 1, 2, 4, 8 or 16");
@@ -216,6 +228,7 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.cluster_ctas = forced_cluster_ctas();
   a.cluster_policy = forced_cluster_policy();
   a.partial_stage = forced_partial_stage();
+  a.pow2_kernels = pow2_kernels();
   if (a.partial_stage >= 2 && !partial_stage_applies(s, a)) a.partial_stage = 0;  // e.g. its slices fit whole
   // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) have the
   // streamed kernels; the knobs leave the others automatic.
@@ -332,7 +345,10 @@ void body(benchmark::State& state, const BenchSpec& s) {
   state.counters["registers"] = plan.registers;  // (streamed only)
   state.counters["cluster_policy"] = plan.cluster_policy;  // the launch's: 0 default, 1 spread, 2 load balancing
   state.counters["resident_clusters"] = plan.resident_clusters;  // the persistent grid's clusters
-  if (has_temperature(s)) state.counters["temperature"] = bench_temperature();
+  if (has_temperature(s)) {
+    state.counters["temperature"] = bench_temperature();
+    state.counters["pow2_kernels"] = pow2_kernels() ? 1 : 0;  // DIVCHECK_BENCH_POW2
+  }
 }
 
 }  // namespace

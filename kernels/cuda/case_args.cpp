@@ -97,6 +97,7 @@ LogitArgs logit_args_of(const Case& c, const CudaOptions& o) {
   a.stream_registers = o.stream_registers;
   a.cluster_policy = o.cluster_policy;
   a.partial_stage = o.partial_stage;
+  a.pow2_kernels = o.pow2_kernels;
   return a;
 }
 

@@ -25,6 +25,7 @@ struct CudaOptions {
   int stream_registers = 0;   // 0: automatic (stream_plan.hpp); 64 or 80: the streamed kernel's register cap
   int cluster_policy = 0;     // 0: automatic; 1 spread; 2 load balancing (LogitArgs::cluster_policy)
   int partial_stage = 0;      // 0: automatic; 1 never; 2 or 3: a partly staged plan (LogitArgs::partial_stage)
+  bool pow2_kernels = true;   // false: T = 2^k takes the reciprocal's kernels (LogitArgs::pow2_kernels)
 };
 
 // Throws Unavailable when no CUDA device is visible.

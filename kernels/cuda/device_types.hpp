@@ -67,6 +67,9 @@ struct LogitArgs {
   // driver's default: logit_launch.cu cluster_placement), 1 spread (one CTA of a cluster per SM), 2
   // load balancing (the hardware may put several on one SM). The kernels and results are the same.
   int cluster_policy = 0;
+  // false: T = 2^k takes the reciprocal's kernels (plain_recip_t: at a power of two the division's
+  // bits, the form before step 73) instead of plain_pow2_t (tests and the benchmark's A/B).
+  bool pow2_kernels = true;
   // false: tame rows (math::tame_side) take the general forms too (the same values: a test
   // compares the two bitwise).
   bool allow_tame = true;
@@ -135,10 +138,13 @@ struct TvdProbArgs {
 // chosen per launch at run time; split by path they were 1-5% slower, step 37).
 //   plain_unit_t:   no support mask, the log-softmax path, T = 1 (every registry row at its
 //                   defaults but the temperature rows and the probability path's);
-//   plain_pow2_t:   the same at T = 2^k != 1 (math::power_of_two_temperature) for the policies
-//                   of the temperature rows (KL, Jefferys: has_temperature_kernels): the
-//                   division by T is a multiplication (the same bits), so these launches take the
-//                   T = 1 structure (one exchange; forward-only KL deferred), step 38;
+//   plain_pow2_t:   the same at T = 2^k, 2 <= T <= 2^62 (math::power_of_two_temperature,
+//                   folds_into_one_pass_sums) for the policies of the temperature rows (KL,
+//                   Jefferys: has_temperature_kernels): the division by T is a multiplication (the
+//                   same bits), so these launches take the T = 1 structure (one exchange;
+//                   forward-only KL deferred), step 38; the tame one-pass sums fold 2^-k out of
+//                   the columns (step 73: the same bits unless the old form met a subnormal);
+//                   other powers of two take plain_recip_t (1/T exact: the division's bits);
 //   plain_recip_t:  the same at any other T != 1 whose reciprocal is a normal float (about
 //                   2.9e-39 < T < 8.5e37), for the same policies: every shifted logit the
 //                   product by 1/T rounded (math::ReciprocalTemperature: one rounding more than
@@ -157,7 +163,7 @@ struct TvdProbArgs {
 enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_recip_t, plain_scaled_t, prob_unit_t, general, all };
 
 // The form of the launch's temperature in an instantiation of the row kernel's passes
-// (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k != 1 with 2^-k a normal float
+// (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k with 2 <= T <= 2^62
 // (plain_pow2_t), the product by the rounded reciprocal (plain_recip_t), or any T by division.
 enum class TempForm : unsigned char { unit, power_of_two, reciprocal, any };
 
@@ -177,7 +183,8 @@ inline RowPaths row_paths(const LogitArgs& a) {
   if (t == 1.0f) return RowPaths::plain_unit_t;
   if (!has_temperature_kernels(a.kind)) return RowPaths::plain_scaled_t;
   math::PowerOfTwoTemperature pow2{};
-  if (math::power_of_two_temperature(t, pow2)) return RowPaths::plain_pow2_t;
+  if (math::power_of_two_temperature(t, pow2) && math::folds_into_one_pass_sums(pow2) && a.pow2_kernels)
+    return RowPaths::plain_pow2_t;
   return math::reciprocal_temperature_is_normal(t) ? RowPaths::plain_recip_t : RowPaths::plain_scaled_t;
 }
 

@@ -448,9 +448,10 @@ __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
   if constexpr (kT == TempForm::unit) {
     return 1.0f;
   } else if constexpr (kT == TempForm::power_of_two) {
-    math::PowerOfTwoTemperature t{};
-    math::power_of_two_temperature(prm.temperature, t);  // the launcher checked that it is one
-    return t;
+    // The launcher checked that T is one (row_paths); 2^-k straight from T's exponent bits, with no
+    // failure branch, which left the compiler a case 2^-k = 0 to specialise every loop for (two
+    // copies of each column loop in the pow2 kernels, 1.3x their code, until step 73).
+    return math::power_of_two_temperature_of(prm.temperature);
   } else if constexpr (kT == TempForm::reciprocal) {
     return math::reciprocal_temperature(prm.temperature);  // a normal float (the launcher checked)
   } else {
@@ -688,11 +689,22 @@ __device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const
 #pragma unroll
       for (int s2 = 0; s2 < kP; ++s2) a[k][s2] = b[k][s2] = 0.0f;
       if (kWhole || k < cnt) {
-        const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
-        const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
-        ey[k] = math::f_softmax_exp_ftz(ty);
-        ex[k] = math::f_softmax_exp_ftz(tx);
-        Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
+        if constexpr (kT == TempForm::power_of_two) {
+          // T = 2^k folded (math::folds_into_one_pass_sums): d = z - m, exp(t) = 2^(d log2(e) 2^-k),
+          // the factors in units of T; one_pass_scale scales by 2^-k.
+          static_assert(kTameFactorsLinearInT<Policy>, "T = 2^k folds only factors linear in t");
+          const float l2t = math::log2e_over(temperature_of<kT>(prm));
+          const float dy = raw_get<Elem>(cy, k) - m0, dx = raw_get<Elem>(cx, k) - m1;
+          ey[k] = math::f_exp2_ftz(dy * l2t);
+          ex[k] = math::f_exp2_ftz(dx * l2t);
+          Policy::one_pass_factors_tame(dy, dx, ey[k], ex[k], a[k], b[k]);
+        } else {
+          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
+          ey[k] = math::f_softmax_exp_ftz(ty);
+          ex[k] = math::f_softmax_exp_ftz(tx);
+          Policy::one_pass_factors_tame(ty, tx, ey[k], ex[k], a[k], b[k]);
+        }
       }
     }
 #pragma unroll
@@ -725,10 +737,16 @@ __device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const
   }
 }
 
-// After a thread's chunks: the tame sums' one scaling (one_pass_chunk).
-template <class Policy, bool kTame>
-__device__ __forceinline__ void one_pass_scale(float (&acc)[Policy::kOnePass + 2]) {
-  if constexpr (kTame && kTameSumScale<Policy> != 1.0f) {
+// After a thread's chunks: the tame sums' one scaling (one_pass_chunk), at T = 2^k with the 2^-k
+// the chunks folded out (2^-(64+k), a normal float: math::folds_into_one_pass_sums).
+template <class Policy, bool kTame, TempForm kT>
+__device__ __forceinline__ void one_pass_scale(const RowKernelParams& prm, float (&acc)[Policy::kOnePass + 2]) {
+  if constexpr (kTame && kT == TempForm::power_of_two) {
+    static_assert(kTameSumScale<Policy> == math::kOnePassDown, "2^-(64+k) is normal for k <= 62 only");
+    const float scale = kTameSumScale<Policy> * temperature_of<kT>(prm).inverse;
+#pragma unroll
+    for (int s2 = 0; s2 < Policy::kOnePass; ++s2) acc[s2] = acc[s2] * scale;
+  } else if constexpr (kTame && kTameSumScale<Policy> != 1.0f) {
 #pragma unroll
     for (int s2 = 0; s2 < Policy::kOnePass; ++s2) acc[s2] = acc[s2] * kTameSumScale<Policy>;
   }
@@ -749,7 +767,7 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
 #pragma unroll
     for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
   });
-  one_pass_scale<Policy, kTame>(acc);
+  one_pass_scale<Policy, kTame, kT>(prm, acc);
 }
 
 // S of each side over the thread's chunks relative to maxima m0, m1 (the thread's own:

@@ -56,6 +56,7 @@ struct KlPolicy {
   static constexpr int kStats = 1;  // K_p
   static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 1;  // A
+  static constexpr bool kTameFactorsLinearInT = true;  // (e_y, t_y - t_x)
   static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float, float (&out)[kOnePass]) {
     out[0] = math::kl_one_pass_term(ey, ty, tx);
@@ -104,6 +105,7 @@ struct KlPolicy {
 // row's. Only the gradients read them: the loss keeps its sum of (p - q) d (see JefferysPolicy).
 struct JefferysGradOnePass {
   static constexpr int kOnePass = 2;  // A_p, A_q
+  static constexpr bool kTameFactorsLinearInT = true;  // (e_y, t_y - t_x), (e_x, t_x - t_y)
   static constexpr bool kExactS = false;
   __device__ static void one_pass_terms(float ty, float tx, float ey, float ex, float (&out)[kOnePass]) {
     out[0] = math::kl_one_pass_term(ey, ty, tx);
@@ -385,5 +387,15 @@ template <class Policy, class = void>
 inline constexpr float kTameSumScale = math::kOnePassDown;
 template <class Policy>
 inline constexpr float kTameSumScale<Policy, std::void_t<decltype(Policy::kTameSumScale)>> = Policy::kTameSumScale;
+
+// Whether a policy's one_pass_factors_tame is (e, a factor linear in t_y, t_x): KL's (e_y, t_y - t_x),
+// Jefferys' two such, cross-entropy's (e_y, t_x). Only then may a T = 2^k kernel sum the factors in
+// units of T and scale once (one_pass_chunk, math::folds_into_one_pass_sums). A policy declares it
+// with kTameFactorsLinearInT; a policy with T = 2^k kernels that does not is a compile error there.
+template <class Policy, class = void>
+inline constexpr bool kTameFactorsLinearInT = false;
+template <class Policy>
+inline constexpr bool kTameFactorsLinearInT<Policy, std::void_t<decltype(Policy::kTameFactorsLinearInT)>> =
+    Policy::kTameFactorsLinearInT;
 
 }  // namespace divcheck::cuda

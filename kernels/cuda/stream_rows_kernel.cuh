@@ -93,7 +93,7 @@ __device__ __forceinline__ void stream_group_fast(const RowKernelParams& prm, co
 #pragma unroll
       for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
     }
-    one_pass_scale<Policy, true>(acc);
+    one_pass_scale<Policy, true, kT>(prm, acc);
   } else {
 #pragma unroll
     for (int u = 0; u < R; ++u) {

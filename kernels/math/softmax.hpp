@@ -36,6 +36,25 @@ struct PowerOfTwoTemperature {
   float inverse;  // 2^-k, exactly 1 / T
 };
 
+// The one-pass sums of tame rows at T = 2^k with 2 <= T <= 2^62 (RowPaths::plain_pow2_t, the
+// CUDA kernels' one_pass_chunk; bench/RESULTS.md step 73) fold 2^-k out of the columns: with
+// d = z - m per side, exp(t) is taken as 2^(d (log2(e) 2^-k)) (f_exp2_ftz of one product instead
+// of t = d 2^-k and then t log2(e)), and the factors linear in t (KL's t_y - t_x, cross-entropy's
+// t_x) are formed from d and summed in units of T, the sum scaled by 2^-k with the 2^-64 the
+// kernel applies anyway. The same bits wherever the old form had no subnormal intermediate:
+// log2(e) 2^-k is exact (a normal float), so d (log2(e) 2^-k) and (d 2^-k) log2(e) are one
+// rounding of the same real number whenever d 2^-k is exact; every factor, product and partial
+// sum of the folded form is 2^k times the old one's (at most 2^68 a column and 2^99 a row for
+// V < 2^31: no overflow), and the final 2^-(64+k) is a normal float for k <= 62. Where the old
+// form had a subnormal intermediate (|d| < 2^(k-126) or a product below 2^-126) the folded one
+// rounds less, and the one scaling at the end rounds as the old one's did. T < 2 and T > 2^62
+// take the reciprocal's kernels, which at T = 2^k compute the division's bits (1/T is exact).
+DIVCHECK_HD inline bool folds_into_one_pass_sums(const PowerOfTwoTemperature& t) {
+  return t.inverse <= 0x1p-1f && t.inverse >= 0x1p-62f;
+}
+// log2(e) 2^-k: exact (kLog2e's significand, the exponent moved by -k >= -62).
+DIVCHECK_HD inline float log2e_over(const PowerOfTwoTemperature& t) { return kLog2e * t.inverse; }
+
 // Any other T != 1 as the CUDA kernels of the plain path take it (RowPaths::plain_recip_t,
 // TempForm::reciprocal): the product by the reciprocal r = 1/T rounded once (IEEE, per thread),
 // d r, instead of the quotient d / T. Not the same bits as the division: two roundings (r's and
@@ -74,6 +93,17 @@ DIVCHECK_HD inline bool power_of_two_temperature(float t, PowerOfTwoTemperature&
   const uint32_t inv = (254u - exponent) << 23;  // 2^(127 - e) has the biased exponent 254 - e
   __builtin_memcpy(&out.inverse, &inv, sizeof inv);
   return true;
+}
+
+// The power-of-two form of a T that is known to be one (the CUDA kernels: the launcher checked it
+// with power_of_two_temperature): 2^-k from T's exponent bits alone, without a test.
+DIVCHECK_HD inline PowerOfTwoTemperature power_of_two_temperature_of(float t) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &t, sizeof bits);
+  const uint32_t inv = (254u - (bits >> 23)) << 23;
+  PowerOfTwoTemperature out;
+  __builtin_memcpy(&out.inverse, &inv, sizeof inv);
+  return out;
 }
 
 // d / T in the form of the temperature (the same bits for a float T and a PowerOfTwoTemperature;

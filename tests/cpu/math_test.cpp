@@ -140,6 +140,7 @@ TEST(MathSoftmax, PowerOfTwoTemperatureDividesByMultiplying) {
     if (!is_form) continue;
     ++forms;
     ASSERT_EQ(p.inverse, std::ldexp(1.0f, -k)) << "k " << k;
+    ASSERT_EQ(power_of_two_temperature_of(t).inverse, p.inverse) << "k " << k;  // the kernels' unchecked form
     for (float x : d) {
       const float a = divide_by_temperature(x, t), b = divide_by_temperature(x, p);
       std::uint32_t ba, bb;
@@ -156,6 +157,46 @@ TEST(MathSoftmax, PowerOfTwoTemperatureDividesByMultiplying) {
     EXPECT_FALSE(power_of_two_temperature(t, p)) << t;
   EXPECT_TRUE(power_of_two_temperature(1.0f, p));  // 2^0 (the launcher takes T = 1 first)
   EXPECT_EQ(p.inverse, 1.0f);
+}
+
+// The CUDA kernels' T = 2^k one-pass sums (docs/tolerances.md, "The tame one-pass sums at T = 2^k
+// in units of T") take exactly 2 <= T <= 2^62, where log2(e) 2^-k and 2^-(64+k) are normal floats,
+// and rest on d (log2(e) 2^-k) being (d 2^-k) log2(e) bit for bit and d_y 2^-k - d_x 2^-k being
+// (d_y - d_x) 2^-k whenever d 2^-k is not subnormal: checked here for every such k over d of
+// every exponent (random mantissas) with a normal d 2^-k, and over pairs of them.
+TEST(MathSoftmax, PowerOfTwoTemperatureFoldsOutOfTheOneExchangeSums) {
+  std::mt19937 rng(73);
+  std::vector<float> d;
+  for (std::uint32_t e = 1; e < 255; ++e)
+    for (int i = 0; i < 24; ++i) {
+      const std::uint32_t bits = (e << 23) | (rng() & 0x7fffffu) | (i % 2 ? 0x80000000u : 0u);
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      d.push_back(f);
+    }
+  int folded = 0, checked = 0;
+  for (int k = -126; k <= 126; ++k) {
+    PowerOfTwoTemperature p{};
+    ASSERT_TRUE(power_of_two_temperature(std::ldexp(1.0f, k), p));
+    ASSERT_EQ(folds_into_one_pass_sums(p), k >= 1 && k <= 62) << "k " << k;
+    if (!folds_into_one_pass_sums(p)) continue;
+    ++folded;
+    ASSERT_EQ(log2e_over(p), std::ldexp(kLog2e, -k)) << "k " << k;  // exact
+    ASSERT_GE(math::kOnePassDown * p.inverse, kFloatMinNormal) << "k " << k;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      const float ts = d[i] * p.inverse;
+      if (std::fabs(ts) < kFloatMinNormal || std::fabs(ts) > 64.0f) continue;  // tame rows: |t| <= 64
+      ASSERT_EQ(d[i] * log2e_over(p), ts * kLog2e) << "d " << d[i] << " k " << k;
+      const float e = d[(i * 7 + 3) % d.size()], te = e * p.inverse;
+      if (std::fabs(te) < kFloatMinNormal || std::fabs(te) > 64.0f) continue;
+      const float diff = (d[i] - e) * p.inverse;
+      if (diff != 0.0f && std::fabs(diff) < kFloatMinNormal) continue;
+      ASSERT_EQ(diff, ts - te) << "d " << d[i] << ", " << e << " k " << k;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(folded, 62);
+  EXPECT_GT(checked, 10000);
 }
 
 // Any other T (the CUDA kernels' plain_recip_t launches): the product by 1/T rounded once

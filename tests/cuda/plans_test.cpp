@@ -134,6 +134,44 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
     }
 }
 
+// The T = 2^k kernels (RowPaths::plain_pow2_t) sum a tame row's one-pass terms in units of T and
+// scale once (docs/tolerances.md, "The tame one-pass sums at T = 2^k in units of T"); the
+// reciprocal's kernels (LogitArgs::pow2_kernels false) form every t = d 2^-k, the division's bits.
+// Without subnormal intermediates (these logits: bf16 and f32 draws of moderate size) the two are
+// the same bits: both temperature rows, forward only (the streamed kernel, and the cluster kernel
+// by stream_rows 1) and with gradients, T = 2, 16 and 2^40, where the rows are tame (counted).
+TEST_F(GpuPlans, PowerOfTwoKernelsEqualTheReciprocalKernelsBitwise) {
+  int compared = 0;
+  for (DivergenceId id : {DivergenceId::temperature_scaled_masked_kl_divergence,
+                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
+    for (DType dt : {DType::bf16, DType::f32})
+      for (double t : {2.0, 16.0, 0x1p40})
+        for (bool forward : {true, false}) {
+          Case c = varied_case(id, dt, 2, 6, 20011, 97);
+          make_plain(c);
+          c.params.temperature = t;
+          if (forward) c.wants_grad.clear();
+          const Expected reference = compute_reference(c);
+          for (int stream_rows : {0, 1}) {
+            CudaOptions fold, recip;
+            fold.stream_rows = recip.stream_rows = stream_rows;
+            recip.pow2_kernels = false;
+            std::int64_t tame = -1;
+            fold.tame_rows_out = &tame;
+            SCOPED_TRACE(label(c) + " T=" + std::to_string(t) + (forward ? " forward" : " forward+backward") +
+                         " stream_rows " + std::to_string(stream_rows));
+            ASSERT_EQ(cuda::row_paths(cuda::logit_args_of(c, fold)), cuda::RowPaths::plain_pow2_t);
+            ASSERT_EQ(cuda::row_paths(cuda::logit_args_of(c, recip)), cuda::RowPaths::plain_recip_t);
+            const Outputs a = compute(*cuda::make_cuda_backend_with(fold), c);
+            EXPECT_GT(tame, 0);
+            EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(recip), c)));
+            EXPECT_TRUE(gpu_passes(a, c, reference));
+            ++compared;
+          }
+        }
+  EXPECT_EQ(compared, 2 * 2 * 3 * 2 * 2);
+}
+
 // A partly staged plan (LogitArgs::partial_stage: each CTA keeps the first K chunks of its slices
 // in shared memory and reads the rest from global memory in every pass) has the summation order
 // of the whole staged plan of the same C x N: every logit row, forward only (the cluster kernel:

@@ -396,17 +396,18 @@ void expect_temperature_rows_take_the_one_exchange_path(std::initializer_list<do
   EXPECT_EQ(deferred, static_cast<int>(ts.size()));  // ts-KL (the KL policy) at every temperature
 }
 
-// T = 2^k (RowPaths::plain_pow2_t: the division by T is a multiplication, the same bits): T = 2
-// and 0.5.
+// T = 2^k, 2 <= T <= 2^62 (RowPaths::plain_pow2_t: the division by T is a multiplication, and the
+// tame one-pass sums fold 2^-k out of the columns, math::folds_into_one_pass_sums): T = 2, 16 and
+// 2^62.
 TEST(KernelEmulation, PowerOfTwoTemperatureRowsTakeTheOneExchangePath) {
-  expect_temperature_rows_take_the_one_exchange_path({2.0, 0.5}, cuda::RowPaths::plain_pow2_t, 89);
+  expect_temperature_rows_take_the_one_exchange_path({2.0, 16.0, 0x1p62}, cuda::RowPaths::plain_pow2_t, 89);
 }
 
 // Any other T whose reciprocal is a normal float (RowPaths::plain_recip_t: every shifted logit the
 // product by 1/T rounded, math::ReciprocalTemperature; docs/tolerances.md counts the product's
-// rounding in e_v): T = 3 and 0.7.
+// rounding in e_v): T = 3 and 0.7, and the powers of two the pow2 kernels leave to them (0.5, 2^63).
 TEST(KernelEmulation, ReciprocalTemperatureRowsTakeTheOneExchangePath) {
-  expect_temperature_rows_take_the_one_exchange_path({3.0, 0.7}, cuda::RowPaths::plain_recip_t, 91);
+  expect_temperature_rows_take_the_one_exchange_path({3.0, 0.7, 0.5, 0x1p63}, cuda::RowPaths::plain_recip_t, 91);
 }
 
 // A partly staged plan (LogitArgs::partial_stage: the first K chunks of each slice in shared

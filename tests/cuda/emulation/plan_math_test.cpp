@@ -379,8 +379,9 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
         RowPaths want_paths = RowPaths::general;
         if (path == 0) want_paths = RowPaths::plain_unit_t;
         if (path == 2 && log_target_policy) want_paths = RowPaths::prob_unit_t;
-        if (path == 3 || path == 5) want_paths = temperature_policy ? RowPaths::plain_pow2_t : RowPaths::plain_scaled_t;
-        if (path == 6) want_paths = temperature_policy ? RowPaths::plain_recip_t : RowPaths::plain_scaled_t;
+        if (path == 3) want_paths = temperature_policy ? RowPaths::plain_pow2_t : RowPaths::plain_scaled_t;
+        // T = 2^k below 2 (and above 2^62) takes the reciprocal's kernels (math::folds_into_one_pass_sums)
+        if (path == 5 || path == 6) want_paths = temperature_policy ? RowPaths::plain_recip_t : RowPaths::plain_scaled_t;
         if (path == 7) want_paths = RowPaths::plain_scaled_t;
         const bool temperature_paths = want_paths == RowPaths::plain_pow2_t || want_paths == RowPaths::plain_recip_t;
         RowVariant want = RowVariant::full;
@@ -421,8 +422,8 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
           EXPECT_THROW(visit_combine_kernel(a, [&]<class, TempForm>() {}), InvalidArgument);
         }
       }
-  EXPECT_EQ(pow2, 2 * 2 * 2);  // KL and Jefferys x T = 2, 0.25 x with and without gradients
-  EXPECT_EQ(recip, 2 * 2);     // KL and Jefferys at T = 3 x with and without gradients
+  EXPECT_EQ(pow2, 2 * 2);       // KL and Jefferys at T = 2 x with and without gradients
+  EXPECT_EQ(recip, 2 * 2 * 2);  // KL and Jefferys at T = 0.25, 3 x with and without gradients
   EXPECT_EQ(prob, 2 * 2);      // KL and Jefferys on the probability path at T = 1 x with and without gradients
   EXPECT_EQ(tables, 6 * 8 * 2);
   // Combinations no launch takes are refused with the argument named.
@@ -450,6 +451,15 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_unit_t);
   one_gradient.temperature = 2.0000001;  // rounds to 2.0f: the power-of-two kernel
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_pow2_t);
+  one_gradient.temperature = std::ldexp(1.0, 62);  // the largest power of two the pow2 kernels fold
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_pow2_t);
+  one_gradient.pow2_kernels = false;  // the A/B's and the tests' way to the reciprocal's kernels
+  EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_recip_t);
+  one_gradient.pow2_kernels = true;
+  for (int e : {63, 126, -1, -126}) {  // powers of two outside 2 .. 2^62: the reciprocal's (exact)
+    one_gradient.temperature = std::ldexp(1.0, e);
+    EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_recip_t) << "T = 2^" << e;
+  }
   one_gradient.temperature = std::ldexp(1.0, 127);  // 2^-127 is not a normal float: division
   EXPECT_EQ(row_paths(one_gradient), RowPaths::plain_scaled_t);
   one_gradient.temperature = 8.6e37;  // 1/T just below FLT_MIN: division
