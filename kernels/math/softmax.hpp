@@ -83,20 +83,9 @@ template <class T>
 inline constexpr bool kIsTemperature = std::is_same_v<T, float> || std::is_same_v<T, PowerOfTwoTemperature> ||
                                        std::is_same_v<T, ReciprocalTemperature>;
 
-// Whether T = 2^k with 2^-k a normal float (|k| <= 126), and then its power-of-two form (the
-// inverse built from the exponent bits: exact). False for any other T (out is not written).
-DIVCHECK_HD inline bool power_of_two_temperature(float t, PowerOfTwoTemperature& out) {
-  uint32_t bits;
-  __builtin_memcpy(&bits, &t, sizeof bits);
-  const uint32_t exponent = bits >> 23;  // the sign bit is 0 for T > 0; a negative T fails below
-  if ((bits & 0x7fffffu) != 0 || exponent < 1 || exponent > 253) return false;
-  const uint32_t inv = (254u - exponent) << 23;  // 2^(127 - e) has the biased exponent 254 - e
-  __builtin_memcpy(&out.inverse, &inv, sizeof inv);
-  return true;
-}
-
 // The power-of-two form of a T that is known to be one (the CUDA kernels: the launcher checked it
-// with power_of_two_temperature): 2^-k from T's exponent bits alone, without a test.
+// with power_of_two_temperature below): 2^-k from T's exponent bits alone, without a test (exact:
+// 2^(127 - e) has the biased exponent 254 - e).
 DIVCHECK_HD inline PowerOfTwoTemperature power_of_two_temperature_of(float t) {
   uint32_t bits;
   __builtin_memcpy(&bits, &t, sizeof bits);
@@ -104,6 +93,17 @@ DIVCHECK_HD inline PowerOfTwoTemperature power_of_two_temperature_of(float t) {
   PowerOfTwoTemperature out;
   __builtin_memcpy(&out.inverse, &inv, sizeof inv);
   return out;
+}
+
+// Whether T = 2^k with 2^-k a normal float (|k| <= 126), and then its power-of-two form
+// (power_of_two_temperature_of). False for any other T (out is not written).
+DIVCHECK_HD inline bool power_of_two_temperature(float t, PowerOfTwoTemperature& out) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &t, sizeof bits);
+  const uint32_t exponent = bits >> 23;  // the sign bit is 0 for T > 0; a negative T fails below
+  if ((bits & 0x7fffffu) != 0 || exponent < 1 || exponent > 253) return false;
+  out = power_of_two_temperature_of(t);
+  return true;
 }
 
 // d / T in the form of the temperature (the same bits for a float T and a PowerOfTwoTemperature;
