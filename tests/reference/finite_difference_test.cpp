@@ -69,20 +69,23 @@ int check_gradients(const Case& c, double rel_tol = 1e-24) {
   return compared;
 }
 
-constexpr DivergenceId kLogitRows[] = {
-    DivergenceId::masked_kl_divergence,
-    DivergenceId::masked_jefferys_divergence,
-    DivergenceId::masked_cross_entropy,
-    DivergenceId::jefferys_divergence,
-    DivergenceId::jensen_shannon_divergence,
-    DivergenceId::squared_hellinger_distance,
-    DivergenceId::total_variation,
-    DivergenceId::temperature_scaled_masked_kl_divergence,
-    DivergenceId::temperature_scaled_masked_jefferys_divergence,
-};
+// The rows the logit-row tests here and in scale_soundness_test.cpp loop over come from the
+// registry (testing_ref::logit_rows): the nine logit-level rows of SPEC.md, i.e. issue 3's ten
+// rows without tvd_prob (probabilities), and neither the fused-linear row (hidden states and a
+// weight) nor distance correlation.
+TEST(ReferenceFiniteDifference, LogitRowsAreTheRegistrysLogitLevelRows) {
+  const std::vector<DivergenceId> rows = testing_ref::logit_rows();
+  EXPECT_EQ(rows.size(), 9u);
+  for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::total_variation,
+                          DivergenceId::temperature_scaled_masked_jefferys_divergence})
+    EXPECT_NE(std::find(rows.begin(), rows.end(), id), rows.end()) << name_of(id);
+  for (DivergenceId id : {DivergenceId::tvd_prob, DivergenceId::fused_linear_masked_kl_divergence,
+                          DivergenceId::masked_unbiased_dcor})
+    EXPECT_EQ(std::find(rows.begin(), rows.end(), id), rows.end()) << name_of(id);
+}
 
 TEST(ReferenceFiniteDifference, LogitRowsDefaultReduction) {
-  for (DivergenceId id : kLogitRows) {
+  for (DivergenceId id : testing_ref::logit_rows()) {
     SCOPED_TRACE(std::string(name_of(id)));
     Case c = random_case(id, 11);
     if (id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = 0.7;

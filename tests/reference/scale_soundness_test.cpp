@@ -105,20 +105,8 @@ std::vector<Case> logit_family_cases(DivergenceId id) {
   return out;
 }
 
-constexpr DivergenceId kLogitRows[] = {
-    DivergenceId::masked_kl_divergence,
-    DivergenceId::masked_jefferys_divergence,
-    DivergenceId::masked_cross_entropy,
-    DivergenceId::jefferys_divergence,
-    DivergenceId::jensen_shannon_divergence,
-    DivergenceId::squared_hellinger_distance,
-    DivergenceId::total_variation,
-    DivergenceId::temperature_scaled_masked_kl_divergence,
-    DivergenceId::temperature_scaled_masked_jefferys_divergence,
-};
-
 TEST(ReferenceScaleSoundness, LogitRowsAgainstFloat32Evaluation) {
-  for (DivergenceId id : kLogitRows) {
+  for (DivergenceId id : testing_ref::logit_rows()) {
     Worst worst;
     const bool temperature_row = id == DivergenceId::temperature_scaled_masked_kl_divergence ||
                                  id == DivergenceId::temperature_scaled_masked_jefferys_divergence;
