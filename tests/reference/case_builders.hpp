@@ -53,21 +53,6 @@ inline Case logit_case(DivergenceId id, std::int64_t B, std::int64_t T, std::int
   return c;
 }
 
-// The registry's logit-level rows (a p-side and a q-side RoleKind::logits input; the registry
-// decides, so a new logit row joins every test that loops over these).
-inline std::vector<DivergenceId> logit_rows() {
-  std::vector<DivergenceId> out;
-  for (const DivergenceInfo& d : registry()) {
-    bool p = false, q = false;
-    for (const RoleSpec& r : d.roles) {
-      p = p || (r.kind == RoleKind::logits && r.side == Side::p);
-      q = q || (r.kind == RoleKind::logits && r.side == Side::q);
-    }
-    if (p && q) out.push_back(d.id);
-  }
-  return out;
-}
-
 inline const char* mask_role_of(DivergenceId id) {
   for (const RoleSpec& r : info(id).roles)
     if (r.kind == RoleKind::position_mask) return r.name.data();

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "reference/real_engine.hpp"
+#include "tests/cpu/test_cases.hpp"
 #include "tests/reference/case_builders.hpp"
 
 namespace divcheck {
@@ -70,11 +71,11 @@ int check_gradients(const Case& c, double rel_tol = 1e-24) {
 }
 
 // The rows the logit-row tests here and in scale_soundness_test.cpp loop over come from the
-// registry (testing_ref::logit_rows): the nine logit-level rows of SPEC.md, i.e. issue 3's ten
+// registry (divcheck::testing::logit_rows): the nine logit-level rows of SPEC.md, i.e. issue 3's ten
 // rows without tvd_prob (probabilities), and neither the fused-linear row (hidden states and a
 // weight) nor distance correlation.
 TEST(ReferenceFiniteDifference, LogitRowsAreTheRegistrysLogitLevelRows) {
-  const std::vector<DivergenceId> rows = testing_ref::logit_rows();
+  const std::vector<DivergenceId> rows = divcheck::testing::logit_rows();
   EXPECT_EQ(rows.size(), 9u);
   for (DivergenceId id : {DivergenceId::masked_kl_divergence, DivergenceId::total_variation,
                           DivergenceId::temperature_scaled_masked_jefferys_divergence})
@@ -85,7 +86,7 @@ TEST(ReferenceFiniteDifference, LogitRowsAreTheRegistrysLogitLevelRows) {
 }
 
 TEST(ReferenceFiniteDifference, LogitRowsDefaultReduction) {
-  for (DivergenceId id : testing_ref::logit_rows()) {
+  for (DivergenceId id : divcheck::testing::logit_rows()) {
     SCOPED_TRACE(std::string(name_of(id)));
     Case c = random_case(id, 11);
     if (id == DivergenceId::temperature_scaled_masked_kl_divergence) c.params.temperature = 0.7;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "reference/reference.hpp"
+#include "tests/cpu/test_cases.hpp"
 #include "tests/reference/case_builders.hpp"
 #include "tests/reference/float32_model.hpp"
 
@@ -106,7 +107,7 @@ std::vector<Case> logit_family_cases(DivergenceId id) {
 }
 
 TEST(ReferenceScaleSoundness, LogitRowsAgainstFloat32Evaluation) {
-  for (DivergenceId id : testing_ref::logit_rows()) {
+  for (DivergenceId id : divcheck::testing::logit_rows()) {
     Worst worst;
     const bool temperature_row = id == DivergenceId::temperature_scaled_masked_kl_divergence ||
                                  id == DivergenceId::temperature_scaled_masked_jefferys_divergence;
