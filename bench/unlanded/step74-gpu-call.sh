@@ -12,25 +12,26 @@
 #   finds again only with a dictionary as large as the bundle; -6's 8 MiB made 47 MB per bundle.) On the GPU machine: bash bench/unlanded/step74-gpu-call.sh
 #   Without a time limit, follow it with the full benchmark (scripts/gpu-session, BUNDLE=.bundle/gpu74).
 set -u
+O=$OUT  # the subshells below set OUT to their own folder
 [ -d .bundle/gpu74 ] || xz -dc .bundle/gpu7374.tar.xz | tar xf -
-nvidia-smi -L > "$OUT/card.txt" 2>&1; cat "$OUT/card.txt"
+nvidia-smi -L > "$O/card.txt" 2>&1; cat "$O/card.txt"
 F=temperature_scaled_masked_kl
-mkdir -p "$OUT/ab" "$OUT/tests"
-( export BUNDLE=.bundle/gpu74 SKIP_TESTS=1 SKIP_GATE=1 SKIP_BENCH=1 OUT=$OUT/ab
+mkdir -p "$O/ab" "$O/tests"
+( export BUNDLE=.bundle/gpu74 SKIP_TESTS=1 SKIP_GATE=1 SKIP_BENCH=1 OUT=$O/ab
   export AB1_FILTER=$F AB1_BUNDLE=.bundle/gpu73 AB1_ENV=DIVCHECK_BENCH_POW2=1
   export AB2_FILTER=$F AB2_ENV=DIVCHECK_BENCH_POW2=1
   export AB3_FILTER=$F AB3_BUNDLE=.bundle/gpu73 AB3_ENV=DIVCHECK_BENCH_POW2=1
   export AB4_FILTER=$F AB4_ENV=DIVCHECK_BENCH_POW2=1
-  if grep -q H200 "$OUT/card.txt"; then
+  if grep -q H200 "$O/card.txt"; then
     export AB5_FILTER=$F AB5_ENV=DIVCHECK_BENCH_POW2=0 AB6_FILTER=$F AB6_ENV=DIVCHECK_BENCH_POW2=1
     export AB7_FILTER=$F AB7_ENV=DIVCHECK_BENCH_POW2=0 AB8_FILTER=$F AB8_ENV=DIVCHECK_BENCH_POW2=1
   fi
-  bash scripts/gpu-session > "$OUT/ab/session.log" 2>&1
-  R=$(mktemp -d); tar xzf "$OUT/ab/results.tgz" -C "$R"
-  python3 bench/ab_compare.py --base "$R/ab1.json" "$R/ab3.json" --new "$R/ab2.json" "$R/ab4.json" > "$OUT/ab74.txt" 2>&1
-  [ -f "$R/ab8.json" ] && python3 bench/ab_compare.py --base "$R/ab5.json" "$R/ab7.json" --new "$R/ab6.json" "$R/ab8.json" > "$OUT/ab73.txt" 2>&1 )
-cat "$OUT/ab74.txt" "$OUT/ab73.txt" 2>/dev/null
-( export BUNDLE=.bundle/gpu74 SKIP_BENCH=1 GATE_CASES=1000 OUT=$OUT/tests
+  bash scripts/gpu-session > "$O/ab/session.log" 2>&1
+  R=$(mktemp -d); tar xzf "$O/ab/results.tgz" -C "$R"
+  python3 bench/ab_compare.py --base "$R/ab1.json" "$R/ab3.json" --new "$R/ab2.json" "$R/ab4.json" > "$O/ab74.txt" 2>&1
+  [ -f "$R/ab8.json" ] && python3 bench/ab_compare.py --base "$R/ab5.json" "$R/ab7.json" --new "$R/ab6.json" "$R/ab8.json" > "$O/ab73.txt" 2>&1 )
+cat "$O/ab74.txt" "$O/ab73.txt" 2>/dev/null
+( export BUNDLE=.bundle/gpu74 SKIP_BENCH=1 GATE_CASES=1000 OUT=$O/tests
   export GATE_ARGS="--divergence temperature_scaled_masked_kl_divergence,temperature_scaled_masked_jefferys_divergence"
-  bash scripts/gpu-session > "$OUT/tests/session.log" 2>&1 )
-cat "$OUT/tests/summary.txt"; tail -6 "$OUT/tests/session.log"
+  bash scripts/gpu-session > "$O/tests/session.log" 2>&1 )
+cat "$O/tests/summary.txt"; tail -6 "$O/tests/session.log"
