@@ -430,12 +430,13 @@ struct GradOnePassOf<Policy, true> {
 // path may read it: one division per row and side), log S.
 struct SideRow {
   float m, inv_s, log_s;
+  float c;  // -log S * log2(e): the folded tame probabilities' (math::softmax_column_tame_folded)
 };
 
 template <Columns kCols>
 __device__ __forceinline__ SideRow side_row(const RowKernelParams& prm, const RowShared& rs, int side) {
   const bool prob = kCols == Columns::probability || (kCols == Columns::general && prm.prob_path);
-  return SideRow{rs.max[side], prob ? 1.0f / rs.s[side] : 0.0f, rs.log_s[side]};
+  return SideRow{rs.max[side], prob ? 1.0f / rs.s[side] : 0.0f, rs.log_s[side], -rs.log_s[side] * math::kLog2e};
 }
 
 // The temperature as the shared formulas see it. At T = 1 the constant lets the compiler drop
@@ -461,12 +462,18 @@ __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
 
 // The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax or the
 // probability path (math::softmax_column_tame, prob_column_tame: the same values in fewer
-// instructions). prob_path: the run-time path of Columns::general.
-template <Columns kCols, bool kTame, class Temp>
+// instructions). prob_path: the run-time path of Columns::general. kFold: p and q of a tame
+// log-softmax column by one fma of the shifted logit (math::softmax_column_tame_folded: not the
+// same bits; total variation's, row_policies.cuh kTameFoldsProbs).
+template <Columns kCols, bool kTame, bool kFold = false, class Temp>
 __device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
                                               Temp temperature, bool prob_path) {
   static_assert(!kTame || kNoSupport<kCols>, "the tame forms are the plain paths'");
-  if constexpr (kTame && kCols == Columns::log_softmax) {
+  if constexpr (kTame && kFold && kCols == Columns::log_softmax) {
+    const math::ProbAndLog a = math::softmax_column_tame_folded(zy, py.m, py.log_s, py.c, temperature);
+    const math::ProbAndLog b = math::softmax_column_tame_folded(zx, qx.m, qx.log_s, qx.c, temperature);
+    return Column{a.p, a.lp, b.p, b.lp, s};
+  } else if constexpr (kTame && kCols == Columns::log_softmax) {
     const math::ProbAndLog a = math::softmax_column_tame(zy, py.m, py.log_s, temperature);
     const math::ProbAndLog b = math::softmax_column_tame(zx, qx.m, qx.log_s, temperature);
     return Column{a.p, a.lp, b.p, b.lp, s};
@@ -542,8 +549,9 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
       b[k] = 0.0f;
       if (kWhole || k < cnt) {
         const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-        const Column c = make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx,
-                                                   temperature_of<kT>(prm), prm.prob_path);
+        const Column c = make_column<kCols, kTame, kTameFoldsProbs<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+                                                                             s, py, qx, temperature_of<kT>(prm),
+                                                                             prm.prob_path);
         Policy::template grads<kTame>(c, st, prm.opt, factor, a[k], b[k]);
       }
       if (k & 1) {
@@ -1038,7 +1046,7 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
                                                                              const RawChunk<Elem>& cy,
                                                                              const RawChunk<Elem>& cx) {
       auto column_at = [&](int k) {
-        return make_column<kCols, kTame>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+        return make_column<kCols, kTame, kTameFoldsProbs<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
                                          (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx,
                                          temperature_of<kT>(prm), prm.prob_path);
       };

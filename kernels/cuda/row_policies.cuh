@@ -310,6 +310,9 @@ struct TotalVariationPolicy {
   // S exact (FixedSum): two columns swapped between the rows must tie bitwise, or sgn(p - q)
   // is decided by summation-order noise (docs/semantics.md). Every other policy sums S in float.
   static constexpr bool kExactS = true;
+  // A tame column's p and q by one fma of the shifted logit (kTameFoldsProbs below): its terms and
+  // gradients read p and q only.
+  static constexpr bool kTameFoldsProbs = true;
   template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::tv_abs_term(c.p, c.q, c.s);
@@ -365,6 +368,13 @@ template <class Policy, class = void>
 inline constexpr bool kHasTameShiftedGrads = false;
 template <class Policy>
 inline constexpr bool kHasTameShiftedGrads<Policy, std::void_t<typename Policy::TameGradRow>> = true;
+
+// Whether a tame log-softmax column of a policy takes p and q by one fma of the shifted logit
+// (Policy::kTameFoldsProbs, total variation: logit_rows_kernel.cuh make_column's kFold).
+template <class Policy, class = void>
+inline constexpr bool kTameFoldsProbs = false;
+template <class Policy>
+inline constexpr bool kTameFoldsProbs<Policy, std::void_t<decltype(Policy::kTameFoldsProbs)>> = Policy::kTameFoldsProbs;
 
 template <class Policy>
 inline constexpr bool kIsLossOnly = false;

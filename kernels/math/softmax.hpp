@@ -174,7 +174,8 @@ DIVCHECK_HD inline ProbAndLog softmax_column(float z, float m, float inv_s, floa
 //     S <= V < 2^31 gives log S < 21.5, so x >= -64 - 21.5 and x log2(e) >= -123.4 > -126: the
 //     result is a normal float, which the flushing ex2 returns unchanged.
 // The kernels evaluate tame rows with the *_tame forms below (fewer instructions, the same
-// values); every other row takes the general forms. kernels/cuda tests check the equalities.
+// values; softmax_column_tame_folded alone rounds differently); every other row takes the general
+// forms. kernels/cuda tests check the equalities.
 inline constexpr float kTameShift = -64.0f;
 
 template <class Temp>
@@ -193,6 +194,19 @@ template <class Temp>
 DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s, Temp temperature) {
   const float lp = log_softmax_from_shifted(shifted_logit_tame(z, m, temperature), log_s);
   return {f_softmax_exp_ftz(lp), lp};
+}
+
+// softmax_column_tame with p from the shifted logit by one fma, as kl.hpp tame_probs:
+// p = 2^fma(t, log2(e), c), c = -log S * log2(e) rounded once per row; lp = t - log S as above.
+// The CUDA kernels take it for total variation (row_policies.cuh kTameFoldsProbs), whose terms
+// and gradients read p and q but not lp (the compiler drops lp): 2 operations per column fewer
+// (log S subtracted, the product by log2(e)). Not softmax_column_tame's bits; the error is
+// docs/tolerances.md's "Tame gradient forms" bound of p (2|lp| + 4 units against the 3|lp| + 4 of
+// lp rounded first). Exact ties stay exact: t_y = t_x and S_y = S_x give c_y = c_x and p = q.
+template <class Temp>
+DIVCHECK_HD inline ProbAndLog softmax_column_tame_folded(float z, float m, float log_s, float c, Temp temperature) {
+  const float t = shifted_logit_tame(z, m, temperature);
+  return {f_exp2_ftz(f_fma(t, kLog2e, c)), log_softmax_from_shifted(t, log_s)};
 }
 
 // softmax_column of a tame row on the probability path: bit for bit prob_path_from_shifted, as

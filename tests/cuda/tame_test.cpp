@@ -4,7 +4,8 @@
 //   * the exponential the tame forms use equals the general one, bit for bit, on every float
 //     of the range they can see (exhaustive);
 //   * with the tame forms allowed or not, every output is bitwise the same (KL and cross-entropy,
-//     whose tame one-pass sums round less: both within the verdict bound), on cases that mix
+//     whose tame one-pass sums round less, and total variation, whose tame p and q come from the
+//     shifted logits by one fma: both within the verdict bound), on cases that mix
 //     tame rows with rows the forms must not take (a -inf logit, a spread beyond 64 T, a
 //     support mask, the probability path off prob_unit_t), and the kernel took the tame forms
 //     exactly on the rows the host predicts (the count is reported by the kernel);
@@ -112,6 +113,11 @@ bool tame_sums_differ(DivergenceId id) {
          id == DivergenceId::temperature_scaled_masked_kl_divergence;
 }
 
+// Total variation on the log-softmax path: a tame column's p and q come from one fma of the
+// shifted logit (math::softmax_column_tame_folded; docs/tolerances.md), a general column's from
+// lp rounded first: the same row judged by the same bound, not the same bits.
+bool tame_probabilities_differ(DivergenceId id) { return id == DivergenceId::total_variation; }
+
 // The Jefferys rows and Hellinger with gradients on a plain path (no support mask; the log-softmax
 // path at T = 1 or 2^k, the probability path at T = 1): a tame row's gradients take their
 // statistics from the one-pass sums (Jefferys' K_p, K_q: unscaled, the first level fused;
@@ -134,7 +140,8 @@ bool tame_gradient_stats_differ(const Case& c) {
 }
 
 TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
-  std::int64_t tame_total = 0, general_total = 0, cases = 0, gradient_stats_cases = 0, hellinger_stats_cases = 0;
+  std::int64_t tame_total = 0, general_total = 0, cases = 0, gradient_stats_cases = 0, hellinger_stats_cases = 0,
+               folded_cases = 0;
   for (DivergenceId id : gpu_rows()) {
     if (id == DivergenceId::tvd_prob) continue;
     for (DType dt : {DType::f32, DType::bf16, DType::f16})
@@ -153,16 +160,18 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
           const Outputs b = compute(*cuda::make_cuda_backend_with({0, true, false, &never}), c);
           EXPECT_EQ(tame_rows, expect_tame);
           EXPECT_EQ(never, 0);
-          if (tame_sums_differ(id) || tame_gradient_stats_differ(c)) {
+          if (tame_sums_differ(id) || tame_gradient_stats_differ(c) || tame_probabilities_differ(id)) {
             // KL and cross-entropy: the tame one-pass sums round less (kernels/math/kl.hpp
             // kl_one_pass_factors_tame) and the tame gradients come from the shifted logits
-            // (kl_grads_tame, ce_grads_tame: docs/tolerances.md), and the Jefferys and Hellinger gradients' statistics come
-            // from one-pass sums on tame rows only, so both runs are judged against the reference
-            // instead; the Jefferys and Hellinger rows' loss is still the same bits.
+            // (kl_grads_tame, ce_grads_tame: docs/tolerances.md), the Jefferys and Hellinger gradients' statistics come
+            // from one-pass sums on tame rows only, and total variation's tame p and q from the
+            // shifted logits, so both runs are judged against the reference instead; the Jefferys
+            // and Hellinger rows' loss is still the same bits.
             const Expected e = compute_reference(c);
             EXPECT_TRUE(gpu_passes(a, c, e)) << "tame forms on";
             EXPECT_TRUE(gpu_passes(b, c, e)) << "tame forms off";
-            if (!tame_sums_differ(id)) {
+            if (tame_probabilities_differ(id)) ++folded_cases;
+            if (!tame_sums_differ(id) && !tame_probabilities_differ(id)) {
               EXPECT_TRUE(bitwise_same(Outputs{a.loss, {}}, Outputs{b.loss, {}})) << "the loss";
               ++gradient_stats_cases;
               if (id == DivergenceId::squared_hellinger_distance) ++hellinger_stats_cases;
@@ -177,7 +186,7 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
   }
   std::cout << "[ tame ] " << cases << " cases: " << tame_total << " tame positions, " << general_total
             << " general positions; " << gradient_stats_cases << " cases with one-pass gradient statistics ("
-            << hellinger_stats_cases << " Hellinger)\n";
+            << hellinger_stats_cases << " Hellinger); " << folded_cases << " total variation cases with folded p, q\n";
   // The mix. General rows: shape_rows forces positions 0 (a -inf logit) and 2 (a spread of
   // 120 T) of every case to be general, so at least 2 per case (fails if the forcing does not
   // make them general). Tame rows: the plain cases (no support mask; the log-softmax path, or
@@ -188,6 +197,7 @@ TEST_F(GpuTame, TameFormsGiveTheSameBitsOnExactlyThePredictedRows) {
   EXPECT_GT(tame_total, 50);
   EXPECT_GT(gradient_stats_cases - hellinger_stats_cases, 0);  // the one-pass gradient statistics were
   EXPECT_GT(hellinger_stats_cases, 0);                         // compared, Jefferys' and Hellinger's
+  EXPECT_GT(folded_cases, 0);  // total variation's folded probabilities judged in both runs
   EXPECT_GE(general_total, 2 * cases);
 }
 
