@@ -549,9 +549,8 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
       b[k] = 0.0f;
       if (kWhole || k < cnt) {
         const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-        const Column c = make_column<kCols, kTame, kTameFoldsProbs<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
-                                                                             s, py, qx, temperature_of<kT>(prm),
-                                                                             prm.prob_path);
+        const Column c = make_column<kCols, kTame, kTameFoldsProbs<Policy>>(
+            raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx, temperature_of<kT>(prm), prm.prob_path);
         Policy::template grads<kTame>(c, st, prm.opt, factor, a[k], b[k]);
       }
       if (k & 1) {
@@ -1046,9 +1045,9 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
                                                                              const RawChunk<Elem>& cy,
                                                                              const RawChunk<Elem>& cx) {
       auto column_at = [&](int k) {
-        return make_column<kCols, kTame, kTameFoldsProbs<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
-                                         (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx,
-                                         temperature_of<kT>(prm), prm.prob_path);
+        return make_column<kCols, kTame, kTameFoldsProbs<Policy>>(
+            raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true,
+            py, qx, temperature_of<kT>(prm), prm.prob_path);
       };
       float part[Policy::kStats];
       pairwise_terms<Policy, kChunk, decltype(whole)::value, kTame>(0, cnt, column_at, part);
