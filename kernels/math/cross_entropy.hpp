@@ -37,7 +37,7 @@ DIVCHECK_HD inline float ce_grad_p(float p, float lp, float lq, const CeStats& s
 // exponents as kl_grads_tame's; the factor by log S_x + ce (C = log S_x − ce), |f·C|'s rounding
 // and |lq + ce|. Identical rows: p = q bitwise, so the q side is exactly ±0 (structural there).
 DIVCHECK_HD inline TameGradRow ce_tame_grad_row(float log_sy, float log_sx, const CeStats& st, float f) {
-  return {-log_sy * kLog2e, -log_sx * kLog2e, f, f * (log_sx - st.ce)};
+  return {tame_exp2_offset(log_sy), tame_exp2_offset(log_sx), f, f * (log_sx - st.ce)};
 }
 DIVCHECK_HD inline void ce_grads_tame(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
   float p, q;

@@ -86,6 +86,12 @@ DIVCHECK_HD inline float f_exp2_ftz(float x) { return std::exp2(x); }
 DIVCHECK_HD inline float f_fma(float a, float b, float c) { return std::fma(a, b, c); }
 #endif
 
+// exp(t - log S) of a tame shifted logit t by one fma (the tame forms of kl.hpp, cross_entropy.hpp
+// and softmax.hpp softmax_column_tame_folded): 2^fma(t, log2(e), c) with c = -log S * log2(e),
+// tame_exp2_offset, rounded once per row and side (docs/tolerances.md, "Tame gradient forms").
+DIVCHECK_HD inline float tame_exp2_offset(float log_s) { return -log_s * kLog2e; }
+DIVCHECK_HD inline float tame_prob_from_shifted(float t, float c) { return f_exp2_ftz(f_fma(t, kLog2e, c)); }
+
 // A fast log for arguments in [FLT_MIN, 2]: the probability path's log p (softmax.hpp
 // prob_path_from_shifted; below FLT_MIN that path takes the log-softmax value instead) and
 // Jensen-Shannon's log(1 + exp(-a)) (jensen_shannon.hpp). Device: lg2.approx.ftz.f32 times ln 2

@@ -70,11 +70,11 @@ struct TameGradRow {
 };
 // p and q of a tame column from its shifted logits: 2^fma(t, log₂e, −log S·log₂e).
 DIVCHECK_HD inline void tame_probs(float ty, float tx, const TameGradRow& r, float& p, float& q) {
-  p = f_exp2_ftz(f_fma(ty, kLog2e, r.cy));
-  q = f_exp2_ftz(f_fma(tx, kLog2e, r.cx));
+  p = tame_prob_from_shifted(ty, r.cy);
+  q = tame_prob_from_shifted(tx, r.cx);
 }
 DIVCHECK_HD inline TameGradRow kl_tame_grad_row(float log_sy, float log_sx, const KlStats& st, float f) {
-  return {-log_sy * kLog2e, -log_sx * kLog2e, f, f * ((log_sy - log_sx) + st.kp)};
+  return {tame_exp2_offset(log_sy), tame_exp2_offset(log_sx), f, f * ((log_sy - log_sx) + st.kp)};
 }
 DIVCHECK_HD inline void kl_grads_tame(float ty, float tx, const TameGradRow& r, float& gp, float& gq) {
   float p, q;

@@ -196,8 +196,8 @@ DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s,
   return {f_softmax_exp_ftz(lp), lp};
 }
 
-// softmax_column_tame with p from the shifted logit by one fma, as kl.hpp tame_probs:
-// p = 2^fma(t, log2(e), c), c = -log S * log2(e) rounded once per row; lp = t - log S as above.
+// softmax_column_tame with p from the shifted logit by one fma (hd.hpp tame_prob_from_shifted,
+// c = tame_exp2_offset(log S) once per row, as kl.hpp tame_probs); lp = t - log S as above.
 // The CUDA kernels take it for total variation (row_policies.cuh kTameFoldsProbs), whose terms
 // and gradients read p and q but not lp (the compiler drops lp): 2 operations per column fewer
 // (log S subtracted, the product by log2(e)). Not softmax_column_tame's bits; the error is
@@ -206,7 +206,7 @@ DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s,
 template <class Temp>
 DIVCHECK_HD inline ProbAndLog softmax_column_tame_folded(float z, float m, float log_s, float c, Temp temperature) {
   const float t = shifted_logit_tame(z, m, temperature);
-  return {f_exp2_ftz(f_fma(t, kLog2e, c)), log_softmax_from_shifted(t, log_s)};
+  return {tame_prob_from_shifted(t, c), log_softmax_from_shifted(t, log_s)};
 }
 
 // softmax_column of a tame row on the probability path: bit for bit prob_path_from_shifted, as
