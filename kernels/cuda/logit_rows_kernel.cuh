@@ -430,9 +430,9 @@ struct GradOnePassOf<Policy, true> {
 // path may read it: one division per row and side), log S.
 struct SideRow {
   float m, inv_s, log_s;
-  float c;  // -log S * log2(e), math::tame_exp2_offset's value: the folded tame probabilities'
-            // (softmax_column_tame_folded). Written out in side_row: the call, same value, moved
-            // the scheduling of 9 other kernels (SASS; session 34).
+  float c;  // -log S * log2(e), math::tame_exp2_offset's value: the folded tame forms'
+            // (softmax_column_tame_folded, _roots). Written out in side_row: the call, same value, moved
+            // the scheduling of 9 other kernels (bench/sass_diff.py, 2026-12-06).
 };
 
 template <Columns kCols>
@@ -464,14 +464,19 @@ __device__ __forceinline__ auto temperature_of(const RowKernelParams& prm) {
 
 // The column v of both sides (y_v, x_v as floats). kTame: a tame row on the log-softmax or the
 // probability path (math::softmax_column_tame, prob_column_tame: the same values in fewer
-// instructions). prob_path: the run-time path of Columns::general. kFold: p and q of a tame
-// log-softmax column by one fma of the shifted logit (math::softmax_column_tame_folded: not the
-// same bits; total variation's, row_policies.cuh kTameFoldsProbs).
-template <Columns kCols, bool kTame, bool kFold = false, class Temp>
-__device__ __forceinline__ Column make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
-                                              Temp temperature, bool prob_path) {
+// instructions). prob_path: the run-time path of Columns::general. kFold: how a tame log-softmax
+// column is formed (row_policies.cuh TameFold: the general form's values, or total variation's
+// p, q or squared Hellinger's roots by one fma of the shifted logit, not the same bits); the roots
+// form returns a RootedColumn, every other form a Column.
+template <Columns kCols, bool kTame, TameFold kFold = TameFold::none, class Temp>
+__device__ __forceinline__ auto make_column(float zy, float zx, bool s, const SideRow& py, const SideRow& qx,
+                                            Temp temperature, bool prob_path) {
   static_assert(!kTame || kNoSupport<kCols>, "the tame forms are the plain paths'");
-  if constexpr (kTame && kFold && kCols == Columns::log_softmax) {
+  if constexpr (kTame && kFold == TameFold::roots && kCols == Columns::log_softmax) {
+    const math::ProbLogRoot a = math::softmax_column_tame_roots(zy, py.m, py.log_s, py.c, temperature);
+    const math::ProbLogRoot b = math::softmax_column_tame_roots(zx, qx.m, qx.log_s, qx.c, temperature);
+    return RootedColumn{{a.p, a.lp, b.p, b.lp, s}, a.r, b.r};
+  } else if constexpr (kTame && kFold == TameFold::probs && kCols == Columns::log_softmax) {
     const math::ProbAndLog a = math::softmax_column_tame_folded(zy, py.m, py.log_s, py.c, temperature);
     const math::ProbAndLog b = math::softmax_column_tame_folded(zx, qx.m, qx.log_s, qx.c, temperature);
     return Column{a.p, a.lp, b.p, b.lp, s};
@@ -551,8 +556,8 @@ __device__ __forceinline__ void gradient_chunk(const RowKernelParams& prm, const
       b[k] = 0.0f;
       if (kWhole || k < cnt) {
         const bool s = (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true;
-        const Column c = make_column<kCols, kTame, kTameFoldsProbs<Policy>>(
-            raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py, qx, temperature_of<kT>(prm), prm.prob_path);
+        const auto c = make_column<kCols, kTame, kTameFoldOf<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), s, py,
+                                                                      qx, temperature_of<kT>(prm), prm.prob_path);
         Policy::template grads<kTame>(c, st, prm.opt, factor, a[k], b[k]);
       }
       if (k & 1) {
@@ -641,8 +646,8 @@ __device__ __forceinline__ void write_gradients_and_loss(const RowKernelParams& 
         float a = 0.0f, b = 0.0f;
         t[k] = 0.0f;
         if (decltype(whole)::value || k < cnt) {
-          const Column c = make_column<kCols, true>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), true, py, qx,
-                                                    temperature_of<kT>(prm), false);
+          const auto c = make_column<kCols, true, kTameFoldOf<Policy>>(raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), true,
+                                                                       py, qx, temperature_of<kT>(prm), false);
           Policy::template grads<true>(c, st, prm.opt, coef, a, b);
           float term[1];
           LossOnly<Policy>::template terms<true>(c, term);
@@ -1043,19 +1048,19 @@ __device__ __forceinline__ void row_passes(const RowKernelParams& prm, const Row
     float acc[Policy::kStats];
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) acc[k] = 0.0f;
-    for_each_chunk_pair<kIsLossOnly<Policy>, kNoSupport<kCols>>(y, x, n, [&](int i, int cnt, auto whole,
-                                                                             const RawChunk<Elem>& cy,
-                                                                             const RawChunk<Elem>& cx) {
-      auto column_at = [&](int k) {
-        return make_column<kCols, kTame, kTameFoldsProbs<Policy>>(
-            raw_get<Elem>(cy, k), raw_get<Elem>(cx, k), (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true,
-            py, qx, temperature_of<kT>(prm), prm.prob_path);
-      };
-      float part[Policy::kStats];
-      pairwise_terms<Policy, kChunk, decltype(whole)::value, kTame>(0, cnt, column_at, part);
+    for_each_chunk_pair<kIsLossOnly<Policy>, kNoSupport<kCols>>(
+        y, x, n, [&](int i, int cnt, auto whole, const RawChunk<Elem>& cy, const RawChunk<Elem>& cx) {
+          auto column_at = [&](int k) {
+            return make_column<kCols, kTame, kTameFoldOf<Policy>>(
+                raw_get<Elem>(cy, k), raw_get<Elem>(cx, k),
+                (!kNoSupport<kCols> && ssrc) ? ssrc[i * kChunk + k] != 0 : true, py, qx, temperature_of<kT>(prm),
+                prm.prob_path);
+          };
+          float part[Policy::kStats];
+          pairwise_terms<Policy, kChunk, decltype(whole)::value, kTame>(0, cnt, column_at, part);
 #pragma unroll
-      for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
-    });
+          for (int k = 0; k < Policy::kStats; ++k) acc[k] = acc[k] + part[k];
+        });
     reduce_stats<Policy::kStats, SSum::none>(cl, sc, ex.box.second, ex.second_uses++ & 1u, rs, acc, 0, 0, after_reads);
 #pragma unroll
     for (int k = 0; k < Policy::kStats; ++k) st[k] = rs.stats[k];

@@ -28,6 +28,24 @@ struct Column {
   float p, lp, q, lq;
   bool s;  // in the support (true without a support mask)
 };
+// A column of the roots form (TameFold::roots below, squared Hellinger's tame columns): with
+// sqrt(p) and sqrt(q), which p and q are the squares of. Only HellingerPolicy receives one.
+struct RootedColumn : Column {
+  float rp, rq;
+};
+// sqrt(p) and sqrt(q) of a column as squared Hellinger reads them: the roots form's, else
+// math::sqrt_prob of lp and lq (exp(lp / 2)).
+__device__ __forceinline__ float root_p(const Column& c) { return math::sqrt_prob(c.lp); }
+__device__ __forceinline__ float root_q(const Column& c) { return math::sqrt_prob(c.lq); }
+__device__ __forceinline__ float root_p(const RootedColumn& c) { return c.rp; }
+__device__ __forceinline__ float root_q(const RootedColumn& c) { return c.rq; }
+
+// How make_column (logit_rows_kernel.cuh) forms a tame log-softmax column, by policy (kTameFold):
+// none: math::softmax_column_tame (the general form's bits); probs: p and q by one fma of the
+// shifted logit (math::softmax_column_tame_folded: total variation, which reads p and q only);
+// roots: sqrt(p), sqrt(q) by one fma and p, q as their squares (math::softmax_column_tame_roots:
+// squared Hellinger, which reads the roots and p, q). Neither folded form reads lp.
+enum class TameFold : unsigned char { none, probs, roots };
 
 struct RowOptions {
   bool has_support = false;
@@ -284,9 +302,11 @@ struct HellingerPolicy {
   // with S, and a tame row's gradient pass sums the loss (as Jefferys').
   using GradOnePass = HellingerGradOnePass;
   static constexpr bool kExactS = false;
-  template <bool kTame = false>
-  __device__ static void terms(const Column& c, float (&out)[kStats]) {
-    const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
+  // A tame column's roots by one fma of the shifted logit, p and q their squares (TameFold above).
+  static constexpr TameFold kTameFold = TameFold::roots;
+  template <bool kTame = false, class C>
+  __device__ static void terms(const C& c, float (&out)[kStats]) {
+    const float rp = root_p(c), rq = root_q(c);
     out[0] = math::hellinger_term(rp, rq, c.s);
     out[1] = math::hellinger_h(rp, rq, c.s);
     out[2] = math::hellinger_h(rq, rp, c.s);
@@ -294,10 +314,10 @@ struct HellingerPolicy {
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return {st[0], GradMode::values, coef};
   }
-  template <bool kTame = false>
-  __device__ static void grads(const Column& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
+  template <bool kTame = false, class C>
+  __device__ static void grads(const C& c, const float* st, const RowOptions&, float f, float& gp, float& gq) {
     const math::HellingerStats hs{st[1], st[2]};
-    const float rp = math::sqrt_prob(c.lp), rq = math::sqrt_prob(c.lq);
+    const float rp = root_p(c), rq = root_q(c);
     gp = f * math::hellinger_grad_p(c.p, rp, rq, c.s, hs);
     gq = f * math::hellinger_grad_q(c.q, rp, rq, c.s, hs);
   }
@@ -310,9 +330,9 @@ struct TotalVariationPolicy {
   // S exact (FixedSum): two columns swapped between the rows must tie bitwise, or sgn(p - q)
   // is decided by summation-order noise (docs/semantics.md). Every other policy sums S in float.
   static constexpr bool kExactS = true;
-  // A tame column's p and q by one fma of the shifted logit (kTameFoldsProbs below): its terms and
+  // A tame column's p and q by one fma of the shifted logit (TameFold above): its terms and
   // gradients read p and q only.
-  static constexpr bool kTameFoldsProbs = true;
+  static constexpr TameFold kTameFold = TameFold::probs;
   template <bool kTame = false>
   __device__ static void terms(const Column& c, float (&out)[kStats]) {
     out[0] = math::tv_abs_term(c.p, c.q, c.s);
@@ -345,8 +365,8 @@ struct LossOnly : Policy {
   static_assert(Policy::kOnePass == 0 || Policy::kLossStats == Policy::kStats,
                 "the one-pass forms give every statistic at once");
   static constexpr int kStats = Policy::kLossStats;
-  template <bool kTame = false>
-  __device__ static void terms(const Column& c, float (&out)[kStats]) {
+  template <bool kTame = false, class C>
+  __device__ static void terms(const C& c, float (&out)[kStats]) {
     float all[Policy::kStats];
     Policy::template terms<kTame>(c, all);
 #pragma unroll
@@ -369,12 +389,12 @@ inline constexpr bool kHasTameShiftedGrads = false;
 template <class Policy>
 inline constexpr bool kHasTameShiftedGrads<Policy, std::void_t<typename Policy::TameGradRow>> = true;
 
-// Whether a tame log-softmax column of a policy takes p and q by one fma of the shifted logit
-// (Policy::kTameFoldsProbs, total variation: logit_rows_kernel.cuh make_column's kFold).
+// How a tame log-softmax column of a policy is formed (Policy::kTameFold, else TameFold::none:
+// logit_rows_kernel.cuh make_column's kFold).
 template <class Policy, class = void>
-inline constexpr bool kTameFoldsProbs = false;
+inline constexpr TameFold kTameFoldOf = TameFold::none;
 template <class Policy>
-inline constexpr bool kTameFoldsProbs<Policy, std::void_t<decltype(Policy::kTameFoldsProbs)>> = Policy::kTameFoldsProbs;
+inline constexpr TameFold kTameFoldOf<Policy, std::void_t<decltype(Policy::kTameFold)>> = Policy::kTameFold;
 
 template <class Policy>
 inline constexpr bool kIsLossOnly = false;

@@ -47,6 +47,7 @@ DIVCHECK_HD inline float f_tanh(float x) { return std::tanh(x); }
 // only for the summands of the fixed-point normaliser (exact_sum.hpp), which truncates
 // everything below 2^-40 to 0 anyway, so the flush changes no bit of S.
 inline constexpr float kLog2e = 1.44269504088896340736f;  // rounds to 0x3fb8aa3b
+inline constexpr float kHalfLog2e = 0.72134752044448170368f;  // kLog2e / 2, exactly
 
 #if defined(__CUDA_ARCH__)
 template <bool kFlushSubnormals>
@@ -56,7 +57,6 @@ __device__ inline float ex2_approx(float a) {
   else asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(a));
   return y;
 }
-inline constexpr float kHalfLog2e = 0.72134752044448170368f;  // kLog2e / 2, exactly
 DIVCHECK_HD inline float f_softmax_exp(float x) { return ex2_approx<false>(x * kLog2e); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_approx<true>(x * kLog2e); }
 // exp(x / 2) and exp((a + b) / 2) as f_softmax_exp(0.5f * x) and f_softmax_exp(0.5f * (a + b))
@@ -91,6 +91,11 @@ DIVCHECK_HD inline float f_fma(float a, float b, float c) { return std::fma(a, b
 // tame_exp2_offset, rounded once per row and side (docs/tolerances.md, "Tame gradient forms").
 DIVCHECK_HD inline float tame_exp2_offset(float log_s) { return -log_s * kLog2e; }
 DIVCHECK_HD inline float tame_prob_from_shifted(float t, float c) { return f_exp2_ftz(f_fma(t, kLog2e, c)); }
+// sqrt(exp(t - log S)) the same way, 2^fma(t, log2(e)/2, c/2): exactly half of
+// tame_prob_from_shifted's exponent (log2(e)/2 and c/2 are exact halvings, and so is the fma's
+// rounded result: it is a normal float), so its square is that probability up to the exponential's
+// and the product's roundings (Hellinger's tame columns, softmax.hpp softmax_column_tame_roots).
+DIVCHECK_HD inline float tame_root_from_shifted(float t, float c) { return f_exp2_ftz(f_fma(t, kHalfLog2e, 0.5f * c)); }
 
 // A fast log for arguments in [FLT_MIN, 2]: the probability path's log p (softmax.hpp
 // prob_path_from_shifted; below FLT_MIN that path takes the log-softmax value instead) and

@@ -198,7 +198,7 @@ DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s,
 
 // softmax_column_tame with p from the shifted logit by one fma (hd.hpp tame_prob_from_shifted,
 // c = tame_exp2_offset(log S) once per row, as kl.hpp tame_probs); lp = t - log S as above.
-// The CUDA kernels take it for total variation (row_policies.cuh kTameFoldsProbs), whose terms
+// The CUDA kernels take it for total variation (row_policies.cuh TameFold::probs), whose terms
 // and gradients read p and q but not lp (the compiler drops lp): 2 operations per column fewer
 // (log S subtracted, the product by log2(e)). Not softmax_column_tame's bits; the error is
 // docs/tolerances.md's "Tame gradient forms" bound of p (2|lp| + 4 units against the 3|lp| + 4 of
@@ -207,6 +207,24 @@ template <class Temp>
 DIVCHECK_HD inline ProbAndLog softmax_column_tame_folded(float z, float m, float log_s, float c, Temp temperature) {
   const float t = shifted_logit_tame(z, m, temperature);
   return {tame_prob_from_shifted(t, c), log_softmax_from_shifted(t, log_s)};
+}
+
+// softmax_column_tame with sqrt(p) as well, both from the shifted logit by one fma: r = sqrt(p) =
+// 2^fma(t, log2(e)/2, c/2) (hd.hpp tame_root_from_shifted, c = tame_exp2_offset(log S) once per row)
+// and p = r * r; lp = t - log S as above. The CUDA kernels take it for squared Hellinger
+// (row_policies.cuh TameFold::roots), whose terms read the roots and whose gradients the roots and
+// p, but not lp (the compiler drops lp): its forward 2 operations and the non-flushing
+// exponential's range handling per side fewer, its gradients one exponential per side fewer. Not
+// the general form's bits (sqrt_prob(lp) and exp(lp)); the error is docs/tolerances.md's "Tame
+// roots of squared Hellinger". Identical rows stay exact: t_y = t_x and S_y = S_x give equal roots.
+struct ProbLogRoot {
+  float p, lp, r;
+};
+template <class Temp>
+DIVCHECK_HD inline ProbLogRoot softmax_column_tame_roots(float z, float m, float log_s, float c, Temp temperature) {
+  const float t = shifted_logit_tame(z, m, temperature);
+  const float r = tame_root_from_shifted(t, c);
+  return {r * r, log_softmax_from_shifted(t, log_s), r};
 }
 
 // softmax_column of a tame row on the probability path: bit for bit prob_path_from_shifted, as

@@ -5,17 +5,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <random>
 #include <cstdint>
 #include <cstring>
+#include <iostream>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "kernels/cpu/lane_sum.hpp"
 #include "kernels/math/cross_entropy.hpp"
 #include "kernels/math/exact_sum.hpp"
-#include "kernels/math/kl.hpp"
 #include "kernels/math/jensen_shannon.hpp"
+#include "kernels/math/kl.hpp"
 #include "kernels/math/reduction_order.hpp"
 #include "kernels/math/sign.hpp"
 #include "kernels/math/softmax.hpp"
@@ -291,6 +292,42 @@ TEST(MathSoftmax, SumTermWithoutClampGivesTheSameFixedPointSummand) {
         const std::uint64_t clamped = fixed_term(f_softmax_exp(shifted_logit(z, m, t)));
         EXPECT_EQ(fixed_term(softmax_term(z, m, t)), clamped) << z << " " << m << " " << t;
       }
+}
+
+// Squared Hellinger's tame roots (kernels/math/softmax.hpp softmax_column_tame_roots; docs/tolerances.md,
+// "Tame roots of squared Hellinger"): the root's exponent is exactly half the folded probability's
+// (so r * r stands for tame_prob_from_shifted's p), r errs by at most 1.12|lp| + 4 units and
+// p = r * r by 2.24|lp| + 9 against exp((t - log S) / 2) and exp(t - log S) of the floats t and log S
+// (the derivation is the doc's; the host's exp2 is within 1 unit, the device's ex2.approx within the
+// 4 the bound spends), and both stay normal floats over the whole tame range (t >= -64,
+// log S <= log 2^31).
+TEST(MathSoftmax, TameRootsHalveTheFoldedExponentExactly) {
+  std::mt19937 gen(77);
+  std::uniform_real_distribution<float> shifted(-64.0f, 0.0f), log_norm(0.0f, 21.5f);
+  double worst_r = 0.0, worst_p = 0.0;
+  for (int i = 0; i < 200000; ++i) {
+    float t = shifted(gen), log_s = log_norm(gen);
+    if (i % 1000 == 0) t = 0.0f;        // the maximum's column
+    if (i % 1000 == 1) t = kTameShift;  // the tame range's ends
+    if (i % 1000 == 2) log_s = 21.5f;
+    if (i % 1000 == 3) log_s = 0.0f;  // S = 1: one column holds the row
+    const float c = tame_exp2_offset(log_s);
+    const float half = std::fma(t, kHalfLog2e, 0.5f * c), whole = std::fma(t, kLog2e, c);
+    ASSERT_EQ(half, 0.5f * whole) << t << " " << log_s;  // bitwise: every operand halved exactly
+    const ProbLogRoot a = softmax_column_tame_roots(t, 0.0f, log_s, c, 1.0f);
+    ASSERT_TRUE(std::isnormal(a.r) && std::isnormal(a.p)) << t << " " << log_s;
+    const double lp = static_cast<double>(t) - static_cast<double>(log_s);
+    const double r = std::exp(lp / 2), p = std::exp(lp);
+    const double er = std::fabs(a.r - r) / (r * kU), ep = std::fabs(a.p - p) / (p * kU);
+    const double bound_r = 1.12 * std::fabs(lp) + 4.0, bound_p = 2.0 * bound_r + 1.0;
+    ASSERT_LE(er, bound_r) << t << " " << log_s;
+    ASSERT_LE(ep, bound_p) << t << " " << log_s;
+    worst_r = std::max(worst_r, er / bound_r);
+    worst_p = std::max(worst_p, ep / bound_p);
+    EXPECT_EQ(a.lp, log_softmax_from_shifted(t, log_s));
+  }
+  std::cout << "[ tame roots ] worst error of r and p in units of their bounds: " << worst_r << ", " << worst_p << "\n";
+  EXPECT_GT(worst_r, 0.0);  // the comparison saw rounding (a bound of 0 would not be tested)
 }
 
 // The one-pass KL and cross-entropy of kernels/math/kl.hpp: the same special cases as kl_term
