@@ -57,9 +57,9 @@ DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& s
 //   ∂/∂y = p·fma(f, t_y − t_x, −f·C)                              (= f·p·(d − K_p))
 //   ∂/∂x = f·(q − p)
 // since lp − lq = (t_y − t_x) − (log S_y − log S_x). Error (first order, units of u; docs/
-// tolerances.md "Tame gradient forms"): the exponent errs by log S + |lp| + |t| = 2|lp| (c's
-// rounding, the fma's, log₂e's representation), against the 3|lp| of exp(lp·log₂e) with lp
-// rounded first; f·(d − K_p) by |t_y| + |t_x| + 2|C| + |d − K_p| with |C| <= |lp| + |lq| + |K_p|
+// tolerances.md "Tame gradient forms"): the exponent errs by log S + |lp| + 0.224|lp| <= 2.23|lp|
+// (c's rounding, the fma's, the float log₂e's representation on the whole exponent), inside the
+// scale's 24 + 16|lp|; f·(d − K_p) by |t_y| + |t_x| + 2|C| + |d − K_p| with |C| <= |lp| + |lq| + |K_p|
 // (|t| + log S = |lp| for a shifted logit t <= 0). Identical rows: t_y = t_x and S_y = S_x
 // bitwise, K_p = 0 exactly, so C = 0, p = q, and both gradients are exactly ±0.
 // A row's constants of the tame gradient forms (KL here, cross-entropy in cross_entropy.hpp).

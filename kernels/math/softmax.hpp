@@ -201,8 +201,8 @@ DIVCHECK_HD inline ProbAndLog softmax_column_tame(float z, float m, float log_s,
 // The CUDA kernels take it for total variation (row_policies.cuh TameFold::probs), whose terms
 // and gradients read p and q but not lp (the compiler drops lp): 2 operations per column fewer
 // (log S subtracted, the product by log2(e)). Not softmax_column_tame's bits; the error is
-// docs/tolerances.md's "Tame gradient forms" bound of p (2|lp| + 4 units against the 3|lp| + 4 of
-// lp rounded first). Exact ties stay exact: t_y = t_x and S_y = S_x give c_y = c_x and p = q.
+// docs/tolerances.md's "Tame gradient forms" bound of p (2.23|lp| + 4 units, inside the scale's
+// 24 + 16|lp|). Exact ties stay exact: t_y = t_x and S_y = S_x give c_y = c_x and p = q.
 template <class Temp>
 DIVCHECK_HD inline ProbAndLog softmax_column_tame_folded(float z, float m, float log_s, float c, Temp temperature) {
   const float t = shifted_logit_tame(z, m, temperature);
