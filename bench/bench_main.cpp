@@ -6,6 +6,7 @@
 //                   --benchmark_out=FILE --benchmark_filter=REGEX]
 // --smoke: every benchmark at a tiny shape (64 x 1000), two iterations, with a check that the
 // loss is finite and reproducible: the test suite's smoke tests (label gpu).
+// The JSON's "context" names the divcheck revision and the GPU (bench_context.hpp).
 // Without a visible CUDA device: prints "[  SKIPPED ] ..." and exits 0 with --smoke (ctest
 // reports the smoke tests as skipped), else exits 2. Exit 1 when any benchmark failed.
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_context.hpp"
 #include "bench/bench_runner.hpp"
 #include "core/errors.hpp"
 #include "kernels/backend.hpp"
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
+  divcheck::bench::add_device_context();  // which divcheck, which GPU: the JSON's "context"
   register_all(smoke);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -42,9 +42,25 @@ def load(path):
     return data.get("context", {}), tables
 
 
+def measured_line(ctx):
+    """Where and when: the date, the GPU (divcheck_bench records it in the JSON's context since
+    2026-12-06, bench/bench_context.hpp), the host and the divcheck revision."""
+    host = ctx.get("host_name", "?")
+    gpu = ctx.get("gpu_name")
+    if not gpu:
+        return (f"Measured {ctx.get('date', '?')} on host {host} (this JSON names no GPU: divcheck_bench "
+                "recorded none before 2026-12-06).")
+    facts = [f"{ctx['gpu_sm_count']} SMs" if ctx.get("gpu_sm_count") else None,
+             f"max SM clock {ctx['gpu_max_sm_clock_mhz']} MHz" if ctx.get("gpu_max_sm_clock_mhz") else None,
+             f"driver {ctx['nvidia_driver']}" if ctx.get("nvidia_driver") else None,
+             f"host {host}",
+             f"divcheck {ctx['divcheck_git_sha'][:12]}" if ctx.get("divcheck_git_sha") else None]
+    return f"Measured {ctx.get('date', '?')} on {gpu} (" + "; ".join(f for f in facts if f) + ")."
+
+
 def summary(path, target):
     ctx, tables = load(path)
-    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
+    print(measured_line(ctx) + "\n")
     columns = [(shape, dtype, mode) for (shape, dtype) in tables for mode in TARGET_MODES]
     rows = OrderedDict()
     for (shape, dtype), by_row in tables.items():
@@ -89,7 +105,7 @@ def summary(path, target):
 
 def main(path):
     ctx, tables = load(path)
-    print(f"Measured {ctx.get('date', '?')} on {ctx.get('host_name', '?')}.\n")
+    print(measured_line(ctx) + "\n")
     for (shape, dtype), rows in tables.items():
         copies = [m["copy_GB/s"] for r in rows.values() for m in r.values() if "copy_GB/s" in m]
         copy = f"{sum(copies) / len(copies):.0f}" if copies else "?"

@@ -20,11 +20,11 @@ def bench(mode, ms, frac, **extra):
     return b
 
 
-def run(benchmarks, *options):
+def run(benchmarks, *options, context=None):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.json")
         with open(path, "w") as f:
-            json.dump({"context": {}, "benchmarks": benchmarks}, f)
+            json.dump({"context": context or {}, "benchmarks": benchmarks}, f)
         return subprocess.run([sys.executable, TOOL, *options, path], capture_output=True, text=True)
 
 
@@ -95,6 +95,22 @@ class Summary(unittest.TestCase):
         r = run(self.BENCHMARKS, "--summary", "--target", "0")
         self.assertEqual(r.returncode, 2)
         self.assertIn("--target must be in (0, 2], got 0.0", r.stderr)
+
+    def test_the_first_line_names_the_gpu_and_the_revision_both_in_tables_and_summary(self):
+        ctx = {"date": "2026-12-06T16:09:05+00:00", "host_name": "vm", "gpu_name": "NVIDIA H200",
+               "gpu_sm_count": "132", "gpu_max_sm_clock_mhz": "1980", "nvidia_driver": "580.159.04",
+               "divcheck_git_sha": "cdd3a8a61663347453f97a43561d6cb13b09b2dc-dirty"}
+        expected = ("Measured 2026-12-06T16:09:05+00:00 on NVIDIA H200 (132 SMs; max SM clock 1980 MHz; "
+                    "driver 580.159.04; host vm; divcheck cdd3a8a61663).")
+        for options in ((), ("--summary",)):
+            r = run([bench("fwd", 1.0, 0.9), bench("fwd_bwd", 2.0, 0.75)], *options, context=ctx)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.splitlines()[0], expected)
+
+    def test_a_json_that_names_no_gpu_says_so(self):
+        r = run([bench("fwd", 1.0, 0.9)], "--summary", context={"date": "d", "host_name": "vm"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("on host vm (this JSON names no GPU", r.stdout.splitlines()[0])
 
 
 if __name__ == "__main__":
