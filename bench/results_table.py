@@ -42,6 +42,12 @@ def load(path):
     return data.get("context", {}), tables
 
 
+def short_revision(sha):
+    """The revision's first 12 hex digits with its suffix kept ("-dirty": the tree had changes)."""
+    head, sep, rest = sha.partition("-")
+    return head[:12] + sep + rest
+
+
 def measured_line(ctx):
     """Where and when: the date, the GPU (divcheck_bench records it in the JSON's context since
     2026-12-06, bench/bench_context.hpp), the host and the divcheck revision."""
@@ -54,7 +60,7 @@ def measured_line(ctx):
              f"max SM clock {ctx['gpu_max_sm_clock_mhz']} MHz" if ctx.get("gpu_max_sm_clock_mhz") else None,
              f"driver {ctx['nvidia_driver']}" if ctx.get("nvidia_driver") else None,
              f"host {host}",
-             f"divcheck {ctx['divcheck_git_sha'][:12]}" if ctx.get("divcheck_git_sha") else None]
+             f"divcheck {short_revision(ctx['divcheck_git_sha'])}" if ctx.get("divcheck_git_sha") else None]
     return f"Measured {ctx.get('date', '?')} on {gpu} (" + "; ".join(f for f in facts if f) + ")."
 
 

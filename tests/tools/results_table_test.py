@@ -101,7 +101,7 @@ class Summary(unittest.TestCase):
                "gpu_sm_count": "132", "gpu_max_sm_clock_mhz": "1980", "nvidia_driver": "580.159.04",
                "divcheck_git_sha": "cdd3a8a61663347453f97a43561d6cb13b09b2dc-dirty"}
         expected = ("Measured 2026-12-06T16:09:05+00:00 on NVIDIA H200 (132 SMs; max SM clock 1980 MHz; "
-                    "driver 580.159.04; host vm; divcheck cdd3a8a61663).")
+                    "driver 580.159.04; host vm; divcheck cdd3a8a61663-dirty).")
         for options in ((), ("--summary",)):
             r = run([bench("fwd", 1.0, 0.9), bench("fwd_bwd", 2.0, 0.75)], *options, context=ctx)
             self.assertEqual(r.returncode, 0, r.stderr)
