@@ -13,7 +13,7 @@
 //
 // usage: divcheck_cluster_occupancy [--smoke] [SMEM_KB ...]   (default 40 66 72 74)
 // Output: one Markdown table per shared memory size, clusters (and CTAs) per C and preference.
-// Check (every run): the count for C = 1 must equal cudaOccupancyMaxActiveBlocksPerMultiprocessor
+// Check (every run): the count for C = 1 must be given and equal cudaOccupancyMaxActiveBlocksPerMultiprocessor
 // times the SM count; exit 1 otherwise, and [  SKIPPED ] with exit 0 without a CUDA device.
 #include <cuda_runtime.h>
 
@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
         const int clusters = max_active_clusters(ctas, smem, policies[p]);
         if (clusters < 0) {
           std::printf(" refused |");
+          if (ctas == 1) {  // a one-CTA cluster is always valid: a refusal there is a failure, not a skipped check
+            std::fprintf(stderr, "divcheck_cluster_occupancy: clusters of 1 CTA refused (%s)\n", policy_names[p]);
+            consistent = false;
+          }
           continue;
         }
         std::printf(" %d (%d) |", clusters, clusters * ctas);
