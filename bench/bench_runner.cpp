@@ -316,10 +316,11 @@ void body(benchmark::State& state, const BenchSpec& s) {
     cuda_check(cudaMemcpyAsync(d.grads.get(), d.inputs.get(), copy_bytes, cudaMemcpyDeviceToDevice, stream.get()),
                "cudaMemcpyAsync(yardstick copy)");
   };
-  // One untimed copy first, as the kernel has its warm-up launch: the process's first
-  // device-to-device copy carries a one-time cost (seen 2026-12-06 on the H200: the first
-  // benchmark of a run measured its copy at 4092 GB/s, every later one at 4257-4313), which
-  // inflated the first benchmark's fraction by ~4%.
+  // One untimed copy first, as the kernel has its warm-up launch. On the H200 the first
+  // benchmark of every run measured its copy low (2026-12-06: 4092 GB/s, every later one
+  // 4257-4313; the earlier H200 tables alike), which inflated that benchmark's fraction by ~4%;
+  // the likely cause is a one-time cost of the process's first device-to-device copy. Not yet
+  // confirmed on an H200; on an H100, which shows no such gap, the warm-up changes nothing.
   copy();
   std::vector<double> copy_ms;
   const int copies = std::clamp(static_cast<int>(kernel_ms.size()), 5, 20);

@@ -279,7 +279,7 @@ def run(args):
                     copy_elems = nbytes // 2 // 16 * 16
                     src = torch.empty(copy_elems, dtype=torch.uint8, device=DEVICE)
                     dst = torch.empty_like(src)
-                    dst.copy_(src)  # untimed first copy, as divcheck_bench's yardstick (a one-time cost)
+                    dst.copy_(src)  # untimed first copy, as divcheck_bench's yardstick (bench_runner.cpp)
                     copy_ms = timer.time_ms(lambda: dst.copy_(src), max(5, args.iters))
                     del src, dst
                     copy_gbps = 2 * copy_elems / (sum(copy_ms) / len(copy_ms) * 1e-3) / 1e9

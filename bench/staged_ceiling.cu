@@ -406,8 +406,7 @@ int main(int argc, char** argv) {
         check(cudaEventElapsedTime(&t, e0, e1), "elapsed");
         ms.push_back(t);
       }
-      // One untimed copy first (divcheck_bench's yardstick does the same: a process's first
-      // device-to-device copy carries a one-time cost, ~4% of the mean of 20 on the H200).
+      // One untimed copy first, as divcheck_bench's yardstick (bench_runner.cpp says why).
       check(cudaMemcpyAsync(b.out, b.in, bytes / 2 / 16 * 16, cudaMemcpyDeviceToDevice), "copy");
       for (int k = 0; k < iters; ++k) {
         check(cudaMemsetAsync(b.flush, k & 0xff, b.flush_bytes), "flush");
