@@ -5,9 +5,9 @@
 // left open after steps 67 and 68: the persistent forward grid of the two-pass rows follows the
 // number of resident clusters almost one for one, and with C = 8 or 16 CTAs of the staged plans
 // (64-75 KB each: three per SM) it fills only 352-360 of the 396 CTA slots, because a cluster must
-// fit in one GPC; would another cluster size fill more? Measured on three H100 80GB HBM3 (2026-12-06,
-// 132 SMs): at three CTAs per SM, load balancing, C = 1, 2, 3 and 6 fill all 396 slots, C = 4 384, C = 8
-// and 12 360, C = 16 352, C = 7 329; every other C fewer. (The staged slices need C >= 7 at
+// fit in one GPC; would another cluster size fill more? Measured on three H100 80GB HBM3 and one
+// H200 (2026-12-06, 132 SMs, the same table on all): at three CTAs per SM, load balancing, C = 1, 2, 3 and 6 fill all
+// 396 slots, C = 4 384, C = 8 and 12 360, C = 16 352, C = 7 329; every other C fewer. (The staged slices need C >= 7 at
 // bf16 V = 128256 and C >= 14 at V = 256000 to stay at three CTAs per SM, so no size there fills
 // more than C = 8 and 16 do.)
 //
