@@ -37,6 +37,9 @@ difference), recorded per entry.
 
     usage: quack_baseline.py --out quack.json [--iters 10] [--time-budget 240]
            quack_baseline.py --table quack.json [--divcheck bench.json]
+
+quack is not on the GPU machine's image: scripts/quack-pack packs it to be carried, and says how
+to unpack it there and set PYTHONPATH.
 """
 import argparse
 import json
