@@ -169,8 +169,12 @@ def run(args):
     try:
         from importlib.metadata import version
 
-        import quack.cross_entropy as quack_ce
-        import quack.softmax as quack_sm
+        import importlib
+
+        # the modules by name: quack/__init__.py binds quack.cross_entropy and quack.softmax to
+        # functions of the same names, which `import quack.softmax as m` would return
+        quack_ce = importlib.import_module("quack.cross_entropy")
+        quack_sm = importlib.import_module("quack.softmax")
 
         env["quack"] = version("quack-kernels")
         env["cutlass_dsl"] = version("nvidia-cutlass-dsl")
