@@ -402,17 +402,23 @@ def verify(args):
         print(dst)
 
 
-def table(args):
-    with open(args.table) as f:
-        doc = json.load(f)
+def divcheck_benchmarks(path):
+    """A divcheck_bench JSON's measured benchmarks by (row, dtype, shape, mode); {} for no path."""
     ours = {}
-    if args.divcheck:
-        with open(args.divcheck) as f:
+    if path:
+        with open(path) as f:
             for b in json.load(f).get("benchmarks", []):
                 if b.get("error_occurred") or b.get("run_type") == "aggregate":
                     continue
                 row, dtype, shape, mode = b["name"].split("/")[:4]
                 ours[(row, dtype, shape, mode)] = b
+    return ours
+
+
+def table(args):
+    with open(args.table) as f:
+        doc = json.load(f)
+    ours = divcheck_benchmarks(args.divcheck)
     env = doc["env"]
     print(f"PyTorch {env.get('torch')}, Triton {env.get('triton')}, Liger-Kernel {env.get('liger') or 'absent'}"
           f" on {env.get('device')}; {doc['iters']} timed runs each.\n")

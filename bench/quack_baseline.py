@@ -47,6 +47,10 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# divcheck_bench's timing method and the reading of its JSON, shared (no PyTorch at import)
+from public_baselines import Timer, divcheck_benchmarks  # noqa: E402
+
 # in the order measured: the cross-entropy launches first (the comparison the target cites), so
 # that a time budget spent early leaves out the softmax's
 KERNELS = ["ce_fwd_bwd", "ce_fwd", "softmax_fwd", "ce_bwd", "softmax_bwd"]
@@ -162,9 +166,6 @@ def measure(torch, timer, copy, quack_ce, quack_sm, entry, rows, vocab, dtype, i
 def run(args):
     import torch
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from public_baselines import Timer  # divcheck_bench's timing method, shared
-
     env = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
     try:
         from importlib.metadata import version
@@ -216,14 +217,7 @@ def table(args):
     if "quack_error" in env:
         print(f"quack was not measured: {env['quack_error']}")
         return 1
-    ours = {}
-    if args.divcheck:
-        with open(args.divcheck) as f:
-            for b in json.load(f).get("benchmarks", []):
-                if b.get("error_occurred") or b.get("run_type") == "aggregate":
-                    continue
-                row, dtype, shape, mode = b["name"].split("/")[:4]
-                ours[(row, dtype, shape, mode)] = b
+    ours = divcheck_benchmarks(args.divcheck)
     print(f"quack {env.get('quack')} (CUTLASS DSL {env.get('cutlass_dsl')}), PyTorch {env.get('torch')} on "
           f"{env.get('device')}; yardstick {env.get('yardstick')}; {doc['iters']} timed launches each.\n")
     print("| kernel | dtype | shape | ms | fraction of the copy | copy GB/s | check | divcheck analogue |")
