@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/case.hpp"
+#include "core/dtype.hpp"
 #include "core/errors.hpp"
 #include "properties/mismatch_names.hpp"
 #include "properties/tolerance_model.hpp"
@@ -226,6 +227,30 @@ TEST(Judge, Bf16OutputIncludesItsFinalRounding) {
   e.grads["input_logits"].dtype = DType::f32;
   o.grads["input_logits"] = tensor(DType::f32, {1, 1, 3}, {1.0, 1.0, 1.0});
   EXPECT_EQ(judge(c32, o, e).tensors.at(1).wrong, 3);
+}
+
+TEST(Judge, HalfUlpRoundingAboveAPowerOfTwoIsJudgedAtOneOverOnePlusU) {
+  // docs/tolerances.md: the output-rounding term is tight. r = 1 + u_out is the midpoint between
+  // 1 and the next 16-bit value 1 + 2u_out, so either neighbour errs by exactly u_out, and with
+  // scale 0 the bound is u_out·r + floor_out: the ratio is 1/(1 + u_out + floor_out/u_out),
+  // 1/(1 + 2^-8 + 2^-125) = 0.9961089 for bf16 and 1/(1 + 2^-11 + 2^-13) = 0.9993900 for f16,
+  // the worst cases the long CPU gates show for tvd_prob's 16-bit gradients.
+  for (DType dt : {DType::bf16, DType::f16}) {
+    const double u = unit_roundoff(dt);
+    const double r = 1.0 + u;
+    Case c = kl_case(dt);
+    Expected e;
+    e.loss = expected(DType::f32, {}, {0.0});
+    e.grads["input_logits"] = expected(dt, {1, 1, 3}, {r, r, r}, 0.0);
+    Outputs o;
+    o.loss = Tensor::scalar_f32(0.0f);
+    o.grads["input_logits"] = tensor(dt, {1, 1, 3}, {1.0, 1.0 + 2 * u, 1.0});
+    const TensorVerdict g = judge(c, o, e).tensors.at(1);
+    EXPECT_EQ(g.wrong, 0) << short_name(dt);
+    EXPECT_DOUBLE_EQ(g.worst_ratio, 1.0 / (1.0 + u + min_subnormal(dt) / u)) << short_name(dt);
+  }
+  EXPECT_NEAR(1.0 / (1.0 + 0x1p-8 + 0x1p-125), 0.9961089, 5e-8);
+  EXPECT_NEAR(1.0 / (1.0 + 0x1p-11 + 0x1p-13), 0.9993900, 5e-8);
 }
 
 TEST(Judge, MissingAndMisshapenOutputs) {
