@@ -26,8 +26,10 @@ options:
   --cases N               cases per divergence, N >= 1 (default 1000)
   --seed S                run seed, unsigned 64-bit decimal (default 20261130)
   --time-budget SECONDS   start no new case after SECONDS; reported as "budget exhausted",
-                          not a failure (default: none). Shrinking failures afterwards is
-                          bounded by --shrink-seconds per case, not by the budget
+                          not a failure (default: none). Cases start k-major (case 0 of
+                          every divergence, then case 1, ...), so the budget cuts every
+                          divergence at about the same index. Shrinking failures afterwards
+                          is bounded by --shrink-seconds per case, not by the budget
   --shard I/N             run only the cases k with k mod N == I (default 0/1)
   --only-case K           run only case K of each selected divergence (replays a nightly case;
                           not with --cases or --shard)
