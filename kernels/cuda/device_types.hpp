@@ -163,7 +163,7 @@ struct TvdProbArgs {
 enum class RowPaths : std::uint8_t { plain_unit_t, plain_pow2_t, plain_recip_t, plain_scaled_t, prob_unit_t, general, all };
 
 // The form of the launch's temperature in an instantiation of the row kernel's passes
-// (logit_rows_kernel.cuh temperature_of): T = 1, T = 2^k with 2 <= T <= 2^62
+// (row_columns.cuh temperature_of): T = 1, T = 2^k with 2 <= T <= 2^62
 // (plain_pow2_t), the product by the rounded reciprocal (plain_recip_t), or any T by division.
 enum class TempForm : unsigned char { unit, power_of_two, reciprocal, any };
 

@@ -6,7 +6,7 @@
 
 namespace divcheck::cuda {
 
-struct RowKernelParams;  // logit_rows_kernel.cuh
+struct RowKernelParams;  // row_kernel_params.cuh
 using RowKernel = void (*)(RowKernelParams);
 
 // The row kernel of `kind` for the element type in the variant and for the paths the launch

@@ -40,7 +40,7 @@ __device__ __forceinline__ float root_q(const Column& c) { return math::sqrt_pro
 __device__ __forceinline__ float root_p(const RootedColumn& c) { return c.rp; }
 __device__ __forceinline__ float root_q(const RootedColumn& c) { return c.rq; }
 
-// How make_column (logit_rows_kernel.cuh) forms a tame log-softmax column, by policy (kTameFold):
+// How make_column (row_columns.cuh) forms a tame log-softmax column, by policy (kTameFold):
 // none: math::softmax_column_tame (the general form's bits); probs: p and q by one fma of the
 // shifted logit (math::softmax_column_tame_folded: total variation, which reads p and q only);
 // roots: sqrt(p), sqrt(q) by one fma and p, q as their squares (math::softmax_column_tame_roots:
@@ -390,7 +390,7 @@ template <class Policy>
 inline constexpr bool kHasTameShiftedGrads<Policy, std::void_t<typename Policy::TameGradRow>> = true;
 
 // How a tame log-softmax column of a policy is formed (Policy::kTameFold, else TameFold::none:
-// logit_rows_kernel.cuh make_column's kFold).
+// row_columns.cuh make_column's kFold).
 template <class Policy, class = void>
 inline constexpr TameFold kTameFoldOf = TameFold::none;
 template <class Policy>

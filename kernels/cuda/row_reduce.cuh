@@ -197,7 +197,7 @@ struct NoHook {
 };
 
 // The single exchange of the one-pass rows (KL, cross-entropy and their temperature variants on
-// the log-softmax path without a support mask; logit_rows_kernel.cuh one_exchange_row): every
+// the log-softmax path without a support mask; row_passes.cuh one_exchange_row): every
 // thread summed its chunks relative to its own maxima (m_y, m_x of its chunks), so no row
 // maximum is needed before the sums, and the range travels with them in one exchange instead of
 // two (the wait at each exchange for the cluster's slowest CTA was 29% of KL bf16 forward's stall

@@ -50,7 +50,7 @@ DIVCHECK_HD inline float kl_grad_p(float p, float lp, float lq, const KlStats& s
 }
 
 // The gradients of a tame row from its shifted logits t_y, t_x (softmax.hpp tame_side; the CUDA
-// kernels' tame log-softmax path, logit_rows_kernel.cuh gradient_chunk): the same values as
+// kernels' tame log-softmax path, row_gradients.cuh gradient_chunk): the same values as
 // f·kl_grad_p_finite and f·kl_grad_q up to rounding, in fewer operations. Per row (TameGradRow):
 // c_y = −log S_y·log₂e, c_x likewise, and f·C with C = (log S_y − log S_x) + K_p; per column:
 //   p = 2^fma(t_y, log₂e, c_y),  q = 2^fma(t_x, log₂e, c_x)      (= exp(lp), exp(lq))
