@@ -9,25 +9,14 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/case.hpp"
+#include "core/file_io.hpp"      // read_file_bytes, write_file_bytes
+#include "core/safetensors.hpp"  // the container
 
 namespace divcheck {
-
-inline constexpr std::size_t kMaxCaseFileBytes = std::size_t{1} << 36;  // 64 GiB: refuse larger
-inline constexpr std::size_t kMaxHeaderBytes = std::size_t{100} << 20;  // 100 MiB, as safetensors
-
-// Generic safetensors container.
-struct SafeTensors {
-  std::map<std::string, std::string> metadata;
-  std::map<std::string, Tensor> tensors;
-};
-std::vector<std::byte> encode_safetensors(const SafeTensors& st);
-// `origin` names the source in error messages (a path, or "<bytes>").
-SafeTensors decode_safetensors(const std::vector<std::byte>& bytes, const std::string& origin);
 
 // Cases. Tensor names: the role names, plus "grad_output".
 std::vector<std::byte> encode_case(const Case& c);
@@ -40,8 +29,5 @@ std::vector<std::byte> encode_outputs(const Case& c, const Outputs& o);
 Outputs decode_outputs(const Case& c, const std::vector<std::byte>& bytes, const std::string& origin);
 void write_outputs(const std::string& path, const Case& c, const Outputs& o);
 Outputs read_outputs(const std::string& path, const Case& c);
-
-std::vector<std::byte> read_file_bytes(const std::string& path);  // FormatError when unreadable/too big
-void write_file_bytes(const std::string& path, const std::vector<std::byte>& bytes);
 
 }  // namespace divcheck
