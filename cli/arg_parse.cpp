@@ -40,10 +40,8 @@ ParsedArgs parse_args(std::string_view command, const std::vector<std::string>& 
     for (const auto& s : specs)
       if (s.name == name) spec = &s;
     if (!spec)
-      throw InvalidArgument("option", a, "unknown option of '" + std::string(command) + "' (see '" +
-                                             std::string(command) + " --help')");
-    if (out.values_.count(name) && !spec->repeatable)
-      throw InvalidArgument(name, eq == std::string::npos ? "(flag)" : a.substr(eq + 1), "given more than once");
+      throw InvalidArgument(
+          "option", a, "unknown option of '" + std::string(command) + "' (see '" + std::string(command) + " --help')");
     std::string value;
     if (!spec->takes_value) {
       if (eq != std::string::npos) throw InvalidArgument(name, a.substr(eq + 1), "is a flag and takes no value");
@@ -55,6 +53,11 @@ ParsedArgs parse_args(std::string_view command, const std::vector<std::string>& 
         throw InvalidArgument(name, "(missing)", "needs a value");
       value = args[++i];
     }
+    // Checked once the value is read, so that the message names both values ("--cases 3 --cases 4").
+    if (out.values_.count(name) && !spec->repeatable)
+      throw InvalidArgument(name, spec->takes_value ? value : "(flag)",
+                            spec->takes_value ? "given more than once (first as '" + out.values_[name].front() + "')"
+                                              : "given more than once");
     out.values_[name].push_back(value);
   }
   return out;

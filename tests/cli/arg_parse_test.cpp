@@ -50,6 +50,16 @@ TEST(ArgParse, RejectionsNameTheOption) {
   EXPECT_NE(error_of([] { split_list("--divergence", {"a,,b"}); }).find("empty item"), std::string::npos);
 }
 
+TEST(ArgParse, RepeatedOptionNamesBothValues) {
+  // The value given second is the one shown, the first is named in the reason, in either spelling.
+  const std::string e = error_of([] { parse_args("t", {"--cases", "3", "--cases=4"}, kSpecs); });
+  EXPECT_NE(e.find("--cases = 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("given more than once (first as '3')"), std::string::npos) << e;
+  const std::string f = error_of([] { parse_args("t", {"--verbose", "--verbose"}, kSpecs); });
+  EXPECT_NE(f.find("--verbose = (flag)"), std::string::npos) << f;
+  EXPECT_NE(f.find("given more than once"), std::string::npos) << f;
+}
+
 TEST(ArgParse, StrictIntegers) {
   EXPECT_EQ(parse_int("--cases", "200", 1, 1000), 200);
   for (const char* bad : {"", "abc", "12x", " 1", "+1", "-3", "0", "1001", "1e3", "99999999999999999999"})
