@@ -1,9 +1,12 @@
 // The checked-in reproducers of cases/: each replays clean on the CPU backend, and the seed
 // bug's case (shared/seeds/000, made by scripts/make-seed-case.py) exposes the two-way select
 // exactly as the bug report describes it: loss 0, every one of the 8 x 512 gradient elements
-// wrong, each -0.5 * (1/8) = -0.0625 instead of 0 (batchmean over 8 rows, g = 1).
+// wrong, each -0.5 * (1/8) = -0.0625 instead of 0 (batchmean over 8 rows, g = 1). The dcor case
+// (the CPU gate, seed 20261260, case 27204, shrunk) keeps the overflow rule of the verdict tested:
+// its f16 gradient overflows to -inf where the reference is 0 with a bound beyond f16's range.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/case_file.hpp"
@@ -46,6 +49,30 @@ TEST(CasesReplay, SeedBugCaseExposesTheTwoWaySelect) {
   EXPECT_FALSE(v.pass);
   for (const auto& t : v.tensors)
     if (t.name == "p") EXPECT_EQ(t.wrong, 4096) << v.summary();
+}
+
+TEST(CasesReplay, DcorCaseOverflowsAnF16GradientWithinItsBound) {
+  Case c = read_case(std::string(DIVCHECK_CASES_DIR) +
+                     "/masked_unbiased_dcor-duplicate_rows-f16-overflowed-gradient.safetensors");
+  ASSERT_EQ(c.input("samples_2")->dtype(), DType::f16);
+  auto cpu = make_cpu_backend();
+  Outputs got = compute(*cpu, c);
+  Expected ref = compute_reference(c);
+  // The CPU kernel's ratio V(X,Y)/den rounds to 2^-26 > 0 where it is exactly 0 (the clamp's kink,
+  // whose flat side the reference takes): the unclamped gradient of y's second component, -1.3e6 at
+  // samples 0 and 3 and +2.6e6 at sample 1, overflows f16. Before 2026-12-07 the verdict accepted
+  // the +inf (the sign of the reference +0) and rejected both -inf.
+  const Tensor& g = got.grads.at("samples_2");
+  const ExpectedTensor& r = ref.grads.at("samples_2");
+  int overflowed = 0;
+  for (std::int64_t i = 0; i < g.numel(); ++i)
+    if (std::isinf(g.get(i))) {
+      ++overflowed;
+      EXPECT_EQ(r.value[static_cast<std::size_t>(i)], 0.0) << "element " << i;
+    }
+  EXPECT_EQ(overflowed, 3);
+  Verdict v = judge(c, got, ref);
+  EXPECT_TRUE(v.pass) << v.summary();
 }
 
 }  // namespace

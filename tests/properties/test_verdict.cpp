@@ -204,6 +204,29 @@ TEST(Judge, OverflowThreshold) {
   EXPECT_FALSE(judge_loss(kInf, expected(DType::f32, {}, {kFltMax / 2}, 0.0)).pass);
 }
 
+TEST(Judge, OverflowedOutputPassesWhereTheBoundReachesTheThresholdOnItsSide) {
+  // An f16 gradient whose bound exceeds f16's range (65504): the element is ill-conditioned, and a
+  // value within the bound of the reference may round to an infinity of either sign, whatever the
+  // sign of the reference. Found by the CPU gate (masked_unbiased_dcor, seed 20261260, case 27204:
+  // reference 0 at a clamp's kink, bound 1.5e9, the output's unclamped side -1.3e6 stored as -inf).
+  Case c = kl_case(DType::f16);
+  Expected e;
+  e.loss = expected(DType::f32, {}, {0.0});
+  // bound = (c + sigma) * 2^-24 * scale + ... >= 2^-24 * 2^50 = 2^26: beyond 65504 either way.
+  e.grads["input_logits"] = expected(DType::f16, {1, 1, 3}, {0.0, 1000.0, -1000.0}, 0x1p50);
+  Outputs o;
+  o.loss = Tensor::scalar_f32(0.0f);
+  o.grads["input_logits"] = tensor(DType::f16, {1, 1, 3}, {-kInf, -kInf, kInf});
+  EXPECT_TRUE(judge(c, o, e).pass);
+  o.grads["input_logits"] = tensor(DType::f16, {1, 1, 3}, {kInf, kInf, -kInf});
+  EXPECT_TRUE(judge(c, o, e).pass);
+  // With a bound inside the range (scale 1), no infinity passes for a finite reference.
+  e.grads["input_logits"] = expected(DType::f16, {1, 1, 3}, {0.0, 1000.0, -1000.0}, 1.0);
+  Verdict v = judge(c, o, e);
+  EXPECT_EQ(v.tensors.at(1).wrong, 3);
+  EXPECT_EQ(v.tensors.at(1).first.at(0).kind, MismatchKind::inf_mismatch);
+}
+
 TEST(Judge, Bf16OutputIncludesItsFinalRounding) {
   // A bf16 gradient with reference r = 1 + 2^-9 and scale 0: bf16 cannot hold r; its nearest
   // value is 1 (error 2^-9). The bound is 2^-8 |r| + 2^-133 > 2^-9, so 1 passes.
