@@ -3,7 +3,7 @@
 // exactly as the bug report describes it: loss 0, every one of the 8 x 512 gradient elements
 // wrong, each -0.5 * (1/8) = -0.0625 instead of 0 (batchmean over 8 rows, g = 1). The dcor case
 // (the CPU gate, seed 20261260, case 27204, shrunk) keeps the overflow rule of the verdict tested:
-// its f16 gradient overflows to -inf where the reference is 0 with a bound beyond f16's range.
+// its f16 gradient overflows to ±inf where the reference is 0 with a bound beyond f16's range.
 #include <gtest/gtest.h>
 
 #include <cmath>
