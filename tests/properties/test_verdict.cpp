@@ -227,6 +227,31 @@ TEST(Judge, OverflowedOutputPassesWhereTheBoundReachesTheThresholdOnItsSide) {
   EXPECT_EQ(v.tensors.at(1).first.at(0).kind, MismatchKind::inf_mismatch);
 }
 
+TEST(Judge, OverflowedReferenceAcceptsTheOtherInfinityOnlyWhereItsBoundReachesIt) {
+  // A finite reference beyond f16's range (1e6 > 65504) counts as +inf; with a bound of 2^26 the
+  // values within it reach below -65504 too, so -inf is the rounding of one of them and passes,
+  // as for a finite reference (the rule is the same on both sides of the threshold).
+  Case c = kl_case(DType::f16);
+  Expected e;
+  e.loss = expected(DType::f32, {}, {0.0});
+  e.grads["input_logits"] = expected(DType::f16, {1, 1, 3}, {1e6, -1e6, 0.0}, 0x1p50);
+  Outputs o;
+  o.loss = Tensor::scalar_f32(0.0f);
+  o.grads["input_logits"] = tensor(DType::f16, {1, 1, 3}, {-kInf, kInf, 0.0});
+  EXPECT_TRUE(judge(c, o, e).pass) << judge(c, o, e).summary();
+  // With scale 1 the bound (~2^-11 |r| ~ 490) stays on the reference's side: only its own sign.
+  e.grads["input_logits"] = expected(DType::f16, {1, 1, 3}, {1e6, -1e6, 0.0}, 1.0);
+  Verdict v = judge(c, o, e);
+  EXPECT_EQ(v.tensors.at(1).wrong, 2);
+  EXPECT_EQ(v.tensors.at(1).first.at(0).kind, MismatchKind::inf_mismatch);
+  o.grads["input_logits"] = tensor(DType::f16, {1, 1, 3}, {kInf, -kInf, 0.0});
+  EXPECT_TRUE(judge(c, o, e).pass) << judge(c, o, e).summary();
+  // An infinite reference has no interval: the other infinity fails whatever the scale.
+  e.grads["input_logits"] = expected(DType::f16, {1, 1, 3}, {kInf, -kInf, 0.0}, 0x1p50);
+  o.grads["input_logits"] = tensor(DType::f16, {1, 1, 3}, {-kInf, kInf, 0.0});
+  EXPECT_EQ(judge(c, o, e).tensors.at(1).wrong, 2);
+}
+
 TEST(Judge, Bf16OutputIncludesItsFinalRounding) {
   // A bf16 gradient with reference r = 1 + 2^-9 and scale 0: bf16 cannot hold r; its nearest
   // value is 1 (error 2^-9). The bound is 2^-8 |r| + 2^-133 > 2^-9, so 1 passes.
