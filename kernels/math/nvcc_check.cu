@@ -6,6 +6,7 @@
 #include "kernels/math/exact_sum.hpp"
 #include "kernels/math/hd.hpp"
 #include "kernels/math/hellinger.hpp"
+#include "kernels/math/jefferys_centred.hpp"
 #include "kernels/math/jensen_shannon.hpp"
 #include "kernels/math/kl.hpp"
 #include "kernels/math/reduction_order.hpp"
@@ -14,6 +15,8 @@
 #include "kernels/math/total_variation.hpp"
 
 namespace divcheck::math {
+
+constexpr int kChunkOf8 = 8;
 
 __global__ void nvcc_check_kernel(float* out, const float* in) {
   const int i = static_cast<int>(threadIdx.x);
@@ -44,6 +47,9 @@ __global__ void nvcc_check_kernel(float* out, const float* in) {
   other.add(in[i + 2]);
   fs.merge(other);
   out[1] += fs.value();
+  const float ey[kChunkOf8] = {p, q, p, q, p, q, p, q}, ex[kChunkOf8] = {q, p, q, p, q, p, q, p}, g[kChunkOf8] = {};
+  const JefferysRecord rec = jefferys_chunk_record<kChunkOf8>(ey, ex, g);
+  out[2] += jefferys_record_loss(jefferys_merge(rec, jefferys_rescale(rec, 0.5f, 0.25f)));
 }
 
 }  // namespace divcheck::math

@@ -1,0 +1,108 @@
+// Centred one-pass records of the Jefferys loss: a form of J = Σ (p − q)(lp − lq) that one read
+// of the row can take, column chunk by chunk, without S or the row's maxima first, and without
+// the first-order cancellation that made the plain one-pass sums of Jefferys fail the gate
+// (docs/tolerances.md "The CUDA kernels' one-pass statistics"). The design and its accuracy
+// study: docs/analysis/jefferys_centred_one_pass.py and bench/RESULTS.md "Reading the misses".
+// Not used by a kernel yet: tests/reference/jefferys_centred_test.cpp judges it against the
+// reference with the verdict's own bound.
+//
+// A record of a set of columns whose shifted logits t_y (the p side) and t_x (the q side) share
+// one pair of maxima, with ey = e^(t_y), ex = e^(t_x) and g = t_y − t_x:
+//   a = Σ ey,   b = Σ ex,   κ = a / b,
+//   e = Σ (ey − κ ex)(g − log κ),   k = Σ ex (g − log κ).
+// For a whole row J = e / a exactly: p − q = (ey − κ ex) / a and lp − lq = g − log κ.
+// A record is centred at its own ratio κ: every term of e is ≥ 0 (both factors have the sign of
+// log(ey / (κ ex))) and k = −b·KL(q‖p) of its columns (≤ 0), so its sums hold no first-order
+// cancellation. Two records merge by moving each to the merged ratio κ = (a₁ + a₂)/(b₁ + b₂)
+// (jefferys_recentre), exactly: with δ = log κ − log κᵢ and W = κ bᵢ − aᵢ (= (κ − κᵢ) bᵢ),
+//   eᵢ' = eᵢ + W (δ − kᵢ / bᵢ),   kᵢ' = kᵢ − δ bᵢ
+// (expand Σ (ey − κ ex)(g − log κ) around κᵢ and use Σ (ey − κᵢ ex) = 0); W δ ≥ 0 and W kᵢ / bᵢ
+// are of second order in the distance of κ from κᵢ, so a merge adds no cancellation either (its
+// dropped term δ (aᵢ − κᵢ bᵢ) is the rounding of κᵢ, u aᵢ |δ|). Moving a record to larger maxima
+// (dy = m_y − M_y ≤ 0, dx likewise) multiplies a and e by e^dy, b and k by e^dx: the ratios
+// ey / (κ ex) and g − log κ do not change.
+// Identical rows (x = y bitwise): ey = ex, κ = 1, log κ = 0, g = 0 bitwise, so every e and k is
+// exactly 0 and stays so through merges (W = 0, δ = 0): the loss is exactly 0, as the rule wants.
+// Preconditions: the tame rows' (softmax.hpp tame_side): every ey, ex > 0 and finite, so every
+// record of at least one column has a, b > 0. Columns past a chunk's end enter as ey = ex = 0,
+// g = 0 and add exact zeros. The empty record {0, 0, 0, 0} is the identity of the merge.
+#pragma once
+
+#include "kernels/math/hd.hpp"
+
+namespace divcheck::math {
+
+struct JefferysRecord {
+  float a = 0.0f, b = 0.0f, e = 0.0f, k = 0.0f;
+};
+
+// Pairwise sum of N = 2^j terms (((t0 + t1) + (t2 + t3)) + ...), the chunks' order.
+template <int N>
+DIVCHECK_HD inline float pairwise_sum(const float* t) {
+  if constexpr (N == 1) {
+    return t[0];
+  } else {
+    return pairwise_sum<N / 2>(t) + pairwise_sum<N / 2>(t + N / 2);
+  }
+}
+
+// The record of N columns (N a power of two; columns past the chunk's end as ey = ex = g = 0).
+template <int N>
+DIVCHECK_HD inline JefferysRecord jefferys_chunk_record(const float (&ey)[N], const float (&ex)[N],
+                                                        const float (&g)[N]) {
+  JefferysRecord r;
+  r.a = pairwise_sum<N>(ey);
+  r.b = pairwise_sum<N>(ex);
+  const float kappa = r.a / r.b, centre = f_log(kappa);
+  float te[N], tk[N];
+  for (int v = 0; v < N; ++v) {
+    const float s = g[v] - centre;
+    te[v] = f_fma(-kappa, ex[v], ey[v]) * s;
+    tk[v] = ex[v] * s;
+  }
+  r.e = pairwise_sum<N>(te);
+  r.k = pairwise_sum<N>(tk);
+  return r;
+}
+
+// r's sums moved from its own centre log(a / b) to the ratio kappa with log kappa = centre.
+DIVCHECK_HD inline JefferysRecord jefferys_recentre(const JefferysRecord& r, float kappa, float centre) {
+  const float w = f_fma(kappa, r.b, -r.a);
+  const float delta = centre - f_log(r.a / r.b);
+  JefferysRecord o = r;
+  o.e = f_fma(w, delta - r.k / r.b, r.e);
+  o.k = f_fma(-delta, r.b, r.k);
+  return o;
+}
+
+DIVCHECK_HD inline bool jefferys_empty(const JefferysRecord& r) { return r.a == 0.0f && r.b == 0.0f; }
+
+// x and y (the same maxima) as one record centred at their merged ratio.
+DIVCHECK_HD inline JefferysRecord jefferys_merge(const JefferysRecord& x, const JefferysRecord& y) {
+  if (jefferys_empty(x)) return y;
+  if (jefferys_empty(y)) return x;
+  JefferysRecord m;
+  m.a = x.a + y.a;
+  m.b = x.b + y.b;
+  const float kappa = m.a / m.b, centre = f_log(kappa);
+  const JefferysRecord u = jefferys_recentre(x, kappa, centre), v = jefferys_recentre(y, kappa, centre);
+  m.e = u.e + v.e;
+  m.k = u.k + v.k;
+  return m;
+}
+
+// r moved to larger maxima: fy = e^(m_y − M_y), fx = e^(m_x − M_x) (each ≤ 1; exactly 1 where the
+// maximum does not change).
+DIVCHECK_HD inline JefferysRecord jefferys_rescale(const JefferysRecord& r, float fy, float fx) {
+  JefferysRecord o;
+  o.a = r.a * fy;
+  o.b = r.b * fx;
+  o.e = r.e * fy;
+  o.k = r.k * fx;
+  return o;
+}
+
+// The loss of a whole row's record.
+DIVCHECK_HD inline float jefferys_record_loss(const JefferysRecord& r) { return r.e / r.a; }
+
+}  // namespace divcheck::math
