@@ -94,8 +94,8 @@ std::size_t minimal_bytes(const BenchSpec& s, const DeviceSet& d) {
 //   DIVCHECK_BENCH_ROW_THREADS=128|256|512   LogitArgs::row_threads
 //   DIVCHECK_BENCH_CLUSTER_CTAS=1|2|4|8|16   LogitArgs::cluster_ctas
 //   DIVCHECK_BENCH_STREAM=1|2           LogitArgs::stream_rows (KL, cross-entropy and ts-KL, forward
-//                                       only and with gradients: 1 the cluster kernel, 2 the
-//                                       streamed kernel)
+//                                       only and with gradients, and the Jefferys rows' centred
+//                                       forward: 1 the cluster kernel, 2 the streamed kernel)
 //   DIVCHECK_BENCH_STREAM_GROUPS=1|2|4|8     LogitArgs::stream_groups (groups per tile, streamed)
 //   DIVCHECK_BENCH_STREAM_REGISTERS=64|80    LogitArgs::stream_registers (the streamed kernel's cap)
 //   DIVCHECK_BENCH_CLUSTER_POLICY=1|2   LogitArgs::cluster_policy (the cluster kernel's placement
@@ -230,9 +230,11 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.partial_stage = forced_partial_stage();
   a.pow2_kernels = pow2_kernels();
   if (a.partial_stage >= 2 && !partial_stage_applies(s, a)) a.partial_stage = 0;  // e.g. its slices fit whole
-  // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) have the
-  // streamed kernels; the knobs leave the others automatic.
-  if (cuda::one_pass_row_launch(a)) {
+  // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) and the
+  // centred Jefferys forward (jefferys_divergence, ts-Jefferys at T = 1, 2^k) have the streamed
+  // kernels; the knobs leave the others automatic. (Until 2026-12-07 the knobs skipped the centred
+  // forward, so DIVCHECK_BENCH_STREAM=1 did not give its cluster-kernel A/B: step 79.)
+  if (cuda::one_pass_row_launch(a) || cuda::centred_forward_launch(a)) {
     a.stream_rows = forced_stream_rows();
     a.stream_groups = forced_stream_groups();
     a.stream_registers = forced_stream_registers();

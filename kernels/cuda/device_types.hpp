@@ -215,6 +215,19 @@ inline bool one_pass_row_launch(const LogitArgs& a) {
          (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t || paths == RowPaths::plain_recip_t);
 }
 
+// Forward-only launches of the Jefferys rows on the log-softmax path without a support mask, at
+// T = 1 or T = 2^k (jefferys_divergence; the temperature Jefferys row; masked_jefferys_divergence
+// with log_target): the streamed kernel takes their loss by centred one-pass records
+// (row_policies.cuh JefferysCentredPolicy, kernels/math/jefferys_centred.hpp) for the tame rows,
+// and the cluster kernel (loss only) runs again for the rows that are not tame, which the combine
+// marks (logit_launch.cu launch_centred_fallback).
+inline bool centred_forward_launch(const LogitArgs& a) {
+  const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
+  const RowPaths paths = row_paths(a);
+  return forward_only && a.kind == LogitKind::jefferys &&
+         (paths == RowPaths::plain_unit_t || paths == RowPaths::plain_pow2_t);
+}
+
 // Which instantiation of the row kernel a launch runs (logit_row_kernels.hpp): a variant and
 // the paths it carries.
 //   full:      with gradients;

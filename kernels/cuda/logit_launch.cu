@@ -10,6 +10,10 @@
 // (stream_rows_kernel.cuh: one CTA per tile of a row, four groups of 8192 columns by default, no
 // cluster, no staging)
 //   -> combine_one_pass_rows -> reduce_positions;
+// the forward of jefferys_divergence and the temperature Jefferys row at T = 1 or 2^k on that path
+// (centred_forward_launch) the same streamed kernel with centred records, then the loss-only cluster
+// kernel for the rows its combine marked as not tame (launch_centred_fallback):
+//   stream_rows_kernel -> combine_one_pass_rows -> logit_rows_kernel (marked rows) -> reduce_positions;
 // or, for KL and cross-entropy with gradients on the same paths (one_pass_row_launch) where
 // stream_rows 2 forces it (slower than the cluster kernel: bench/RESULTS.md step 56), the
 // streamed kernel with gradients (stream_grad_rows_kernel.cuh: a cooperative grid of resident
@@ -28,9 +32,9 @@
 // first K chunks of each slice on chip for three CTAs per SM, two for the one-pass rows with
 // gradients; LogitArgs::partial_stage; float32 logits only, which run it on kernels of their own:
 // device_types.hpp partly_staged) where K is at least half the slice; else 512-thread CTAs with the smallest C whose
-// slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage, the
-// unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype,
-// support, device), so results are bitwise reproducible on a given device.
+// slices fit the opt-in shared memory of one CTA; C = 16 needs the non-portable cluster attribute. If no C can stage,
+// the unstaged fallback with the largest schedulable C <= 8. The plan depends on (V, dtype, support, device), so
+// results are bitwise reproducible on a given device.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -451,6 +455,19 @@ void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn
   }
 }
 
+// The rows of a centred Jefferys forward (centred_forward_launch) that are not tame, which its
+// combine marked (LogitWorkspace::fallback_of): the cluster kernel's loss-only launch again, with
+// the marks as its position mask, so it reads and writes only those rows (a row with mark 0 is
+// inert there: no read, no loss written). Where every row is tame, its clusters only look at the
+// marks.
+void launch_centred_fallback(const LogitArgs& a, const LogitWorkspace& ws, cudaStream_t stream) {
+  LogitArgs f = a;
+  f.valid = LogitWorkspace::fallback_of(ws.row_loss, a.batch, a.seq);
+  const RowKernels ks = select_kernels(f);
+  const LogitPlan plan = plan_for(f, ks);
+  launch_cluster_rows(f, plan, ks.of(plan), make_row_params(f, plan, ws.row_loss, nullptr), stream);
+}
+
 // The streamed plan (stream_plan.hpp) with, for a launch with gradients, its grid: the CTAs the
 // device holds at once.
 // Where the device holds too few CTAs for the kernel's forward progress (stream_grad_grid_ok), the
@@ -497,6 +514,7 @@ LogitPlan launch_logit_divergence(const LogitArgs& a, cudaStream_t stream) {
   if (plan.streamed && wants) launch_streamed_grad_rows(a, plan, prm, ws, stream);
   else if (plan.streamed) launch_streamed_rows(a, plan, prm, stream);
   else launch_cluster_rows(a, plan, ks.of(plan), prm, stream);
+  if (plan.streamed && centred_forward_launch(a)) launch_centred_fallback(a, ws, stream);
   launch_reduce_positions(a.valid, a.batch, a.seq, a.reduction, ws.row_loss, ws.seq_loss, a.loss, stream);
   return plan;
 }

@@ -121,8 +121,15 @@ decltype(auto) visit_one_pass_kernel(const LogitArgs& a, Visit&& visit) {
   return visit.template operator()<CrossEntropyPolicy, TempForm::unit>();
 }
 
+// The centred Jefferys forward (centred_forward_launch) runs only the streamed kernel and its
+// combine: JefferysCentredPolicy at T = 1 or T = 2^k.
 template <class Visit>
 decltype(auto) visit_combine_kernel(const LogitArgs& a, Visit&& visit) {
+  if (centred_forward_launch(a)) {
+    if (row_paths(a) == RowPaths::plain_pow2_t)
+      return visit.template operator()<JefferysCentredPolicy, TempForm::power_of_two>();
+    return visit.template operator()<JefferysCentredPolicy, TempForm::unit>();
+  }
   if (!defers_row_loss(a)) row_choice_detail::refuse("kind", static_cast<int>(a.kind), "the launch is not deferred");
   return visit_one_pass_kernel(a, static_cast<Visit&&>(visit));
 }

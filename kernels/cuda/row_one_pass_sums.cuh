@@ -29,7 +29,28 @@ __device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const
   constexpr int kP = Policy::kOnePass;
   constexpr int kSums = kP + 2;
   static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
-  if constexpr (kTame) {
+  if constexpr (kCentredRecords<Policy>) {
+    // The chunk's centred record (math::jefferys_chunk_record): tame chunks only. A chunk that is
+    // not tame belongs to a row that is not (tame_side is monotone), which the combine hands to
+    // the cluster kernel: its sums are never read, so they are zeros here.
+    float ey[kChunk] = {}, ex[kChunk] = {}, g[kChunk] = {};
+    if constexpr (kTame) {
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        if (kWhole || k < cnt) {
+          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
+          ey[k] = math::f_softmax_exp_ftz(ty);
+          ex[k] = math::f_softmax_exp_ftz(tx);
+          g[k] = ty - tx;
+        }
+      }
+      store_centred_record(math::jefferys_chunk_record<kChunk>(ey, ex, g), part);
+    } else {
+#pragma unroll
+      for (int s2 = 0; s2 < kSums; ++s2) part[s2] = 0.0f;
+    }
+  } else if constexpr (kTame) {
     float a[kChunk][kP], b[kChunk][kP], ey[kChunk], ex[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
@@ -90,7 +111,9 @@ __device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const
 // the chunks folded out (2^-(64+k), a normal float: math::folds_into_one_pass_sums).
 template <class Policy, bool kTame, TempForm kT>
 __device__ __forceinline__ void one_pass_scale(const RowKernelParams& prm, float (&acc)[Policy::kOnePass + 2]) {
-  if constexpr (kTame && kT == TempForm::power_of_two) {
+  if constexpr (kCentredRecords<Policy>) {
+    // records, not scaled sums: nothing to do
+  } else if constexpr (kTame && kT == TempForm::power_of_two) {
     static_assert(kTameSumScale<Policy> == math::kOnePassDown, "2^-(64+k) is normal for k <= 62 only");
     const float scale = kTameSumScale<Policy> * temperature_of<kT>(prm).inverse;
 #pragma unroll
@@ -113,8 +136,7 @@ __device__ __forceinline__ void one_pass_sums(const RowKernelParams& prm, const 
       y, x, n, [&](int, int cnt, auto whole, const RawChunk<Elem>& cy, const RawChunk<Elem>& cx) {
         float part[kSums];
         one_pass_chunk<Elem, Policy, kT, kTame, decltype(whole)::value>(prm, cy, cx, cnt, m0, m1, part);
-#pragma unroll
-        for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
+        merge_one_pass_sums<Policy>(acc, part);
       });
   one_pass_scale<Policy, kTame, kT>(prm, acc);
 }

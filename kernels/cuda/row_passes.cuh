@@ -192,7 +192,12 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
   const int64_t stride = static_cast<int64_t>(gridDim.x) * warps_per_block;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5); row < prm.rows;
        row += stride) {
-    if (prm.valid && prm.valid[row] == 0) continue;  // masked: no messages, no loss (as the row kernel)
+    const bool masked = prm.valid && prm.valid[row] == 0;
+    unsigned char* fallback = kCentredRecords<Policy>
+                                  ? LogitWorkspace::fallback_of(prm.row_loss, prm.rows / prm.seq, prm.seq) + row
+                                  : nullptr;
+    if (kCentredRecords<Policy> && lane == 0 && masked) *fallback = 0;
+    if (masked) continue;  // masked: no messages, no loss (as the row kernel)
     const bool present = lane < present_ctas;
     const float* m = LogitWorkspace::messages_of(prm.row_loss, prm.rows / prm.seq, prm.seq) +
                      (row * ctas + (present ? lane : 0u)) * LogitWorkspace::kMessageFloats;
@@ -201,9 +206,12 @@ __device__ __forceinline__ void combine_one_pass_rows_body(const RowKernelParams
     RowShared rs{};  // lane 0 writes and reads it
     one_exchange_combine<Policy>(v, ctas, temperature_of<kT>(prm), rs);
     if (lane == 0) {
+      // Centred records hold the loss of tame rows only: the others go to the cluster kernel.
+      const bool hand_over = kCentredRecords<Policy> && !rs.poison && !(rs.tame && prm.allow_tame);
+      if (kCentredRecords<Policy>) *fallback = hand_over ? 1 : 0;
       if (rs.poison) {
         prm.row_loss[row] = __int_as_float(kQuietNaNBits);
-      } else {
+      } else if (!hand_over) {
         if (rs.tame && prm.allow_tame && prm.counters) atomicAdd(prm.counters + kTameRowsCounter, 1ull);
         float st[Policy::kStats];
         prm.row_loss[row] = one_pass_result<Policy>(prm, rs, row, st).ell;

@@ -16,6 +16,7 @@
 
 #include "kernels/math/cross_entropy.hpp"
 #include "kernels/math/hellinger.hpp"
+#include "kernels/math/jefferys_centred.hpp"
 #include "kernels/math/jensen_shannon.hpp"
 #include "kernels/math/kl.hpp"
 #include "kernels/math/softmax.hpp"
@@ -113,6 +114,29 @@ struct KlPolicy {
     const math::KlStats ks{st[0]};
     gp = f * (kTame ? math::kl_grad_p_finite(c.p, c.lp, c.lq, ks) : math::kl_grad_p(c.p, c.lp, c.lq, ks));
     gq = f * math::kl_grad_q(c.p, c.q);
+  }
+};
+
+// Forward-only Jefferys by centred one-pass records (kernels/math/jefferys_centred.hpp; the
+// streamed kernel, stream_rows_kernel.cuh): the sums e, k, then S_y = a and S_x = b. Records do
+// not add: every stage that adds one-pass sums merges them (merge_one_pass_sums), and the move to
+// larger maxima scales e with S_y and k with S_x. Tame rows only (softmax.hpp tame_side): the
+// combine hands every other row to the cluster kernel (logit_launch.cu, the fallback launch).
+struct JefferysCentredPolicy {
+  static constexpr int kStats = 1;  // J
+  static constexpr int kLossStats = 1;
+  static constexpr int kOnePass = 2;  // e, k
+  static constexpr bool kCentredRecords = true;
+  static constexpr bool kExactS = false;
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float, float fy, float, float, float, float fx) {
+    a[0] = a[0] * fy;
+    a[1] = a[1] * fx;
+  }
+  __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float, float (&st)[kStats]) {
+    st[0] = math::jefferys_record_loss(math::JefferysRecord{sy, 0.0f, sums[0], 0.0f});
+  }
+  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
+    return finite_or_nan(st[0], coef);
   }
 };
 
@@ -409,6 +433,34 @@ template <class Policy>
 inline constexpr bool kDeclaresGradOnePass<Policy, std::void_t<typename Policy::GradOnePass>> = true;
 template <class Policy>
 inline constexpr bool kHasGradOnePass = !kIsLossOnly<Policy> && kDeclaresGradOnePass<Policy>;
+
+// Whether a policy's one-pass sums are centred records (JefferysCentredPolicy): merged by
+// math::jefferys_merge wherever other policies' sums are added.
+template <class Policy, class = void>
+inline constexpr bool kCentredRecords = false;
+template <class Policy>
+inline constexpr bool kCentredRecords<Policy, std::void_t<decltype(Policy::kCentredRecords)>> = Policy::kCentredRecords;
+
+// run <- run combined with part, for the kOnePass + 2 one-pass sums of a policy (its own, then
+// S_y, S_x) at the same maxima: added, or, for centred records, merged (math::jefferys_merge).
+// A centred record in the one-pass sums' layout: e, k, then S_y = a, S_x = b.
+__device__ __forceinline__ math::JefferysRecord centred_record_of(const float* v) { return {v[2], v[3], v[0], v[1]}; }
+__device__ __forceinline__ void store_centred_record(const math::JefferysRecord& r, float* v) {
+  v[0] = r.e;
+  v[1] = r.k;
+  v[2] = r.a;
+  v[3] = r.b;
+}
+
+template <class Policy>
+__device__ __forceinline__ void merge_one_pass_sums(float* run, const float* part) {
+  if constexpr (kCentredRecords<Policy>) {
+    store_centred_record(math::jefferys_merge(centred_record_of(run), centred_record_of(part)), run);
+  } else {
+#pragma unroll
+    for (int k = 0; k < Policy::kOnePass + 2; ++k) run[k] = run[k] + part[k];
+  }
+}
 
 // The factor by which one_pass_sums scales a tame thread's sum of one_pass_factors_tame products:
 // 2^-64 for the KL-type sums (kernels/math/kl.hpp kl_one_pass_factors_tame), else the exchange

@@ -229,6 +229,26 @@ struct SOnlyExchange {
   static constexpr int kOnePass = 0;
 };
 
+// The warp's combination of the one-pass sums v[0..K) (K = kOnePass + 2) in every lane: the warp
+// tree of sums (warp_tree_sum), or for centred records the same butterfly with merges
+// (math::jefferys_merge is symmetric bit for bit, so every lane holds the same record).
+template <class Policy>
+__device__ __forceinline__ void warp_tree_combine(float* v) {
+  constexpr int K = Policy::kOnePass + 2;
+  if constexpr (kCentredRecords<Policy>) {
+#pragma unroll
+    for (int offset = 16; offset >= 1; offset >>= 1) {
+      float o[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) o[k] = __shfl_xor_sync(0xffffffffu, v[k], offset);
+      merge_one_pass_sums<Policy>(v, o);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = warp_tree_sum(v[k]);
+  }
+}
+
 template <class Policy, class Temp>
 __device__ __forceinline__ void rescale_partial(float (&v)[8], float my, float mx, Temp temperature) {
   constexpr int K = Policy::kOnePass + 2;
@@ -271,8 +291,7 @@ __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc,
     float wr[4] = {range[0], range[1], range[2], range[3]};
     xor_tree(wr, range_combine);
     rescale_partial<Policy>(v, wr[0], wr[1], temperature);
-#pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = warp_tree_sum(v[k]);
+    warp_tree_combine<Policy>(v);
 #pragma unroll
     for (int k = 0; k < 4; ++k) v[4 + k] = wr[k];
     if (lane == 0) {
@@ -292,8 +311,14 @@ __device__ __forceinline__ void one_exchange_cta_message(const BlockScratch& sc,
     float cr[4] = {v[4], v[5], v[6], v[7]};
     xor_tree(cr, range_combine);
     if (lane < warps) rescale_partial<Policy>(v, cr[0], cr[1], temperature);
+    if constexpr (kCentredRecords<Policy>) {
+      warp_tree_combine<Policy>(v);
 #pragma unroll
-    for (int k = 0; k < 4; ++k) msg[k] = k < K ? warp_tree_sum(v[k]) : 0.0f;
+      for (int k = 0; k < 4; ++k) msg[k] = k < K ? v[k] : 0.0f;
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) msg[k] = k < K ? warp_tree_sum(v[k]) : 0.0f;
+    }
 #pragma unroll
     for (int k = 0; k < 4; ++k) msg[4 + k] = cr[k];
   }
@@ -313,8 +338,15 @@ __device__ __forceinline__ void one_exchange_combine(float (&v)[8], unsigned cta
   xor_tree(g, RangeCombine{});
   if (static_cast<unsigned>(lane) < ctas) rescale_partial<Policy>(v, g[0], g[1], temperature);
   for (unsigned offset = ctas / 2; offset >= 1; offset /= 2) {
+    if constexpr (kCentredRecords<Policy>) {
+      float o[K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
+      for (int k = 0; k < K; ++k) o[k] = __shfl_down_sync(0xffffffffu, v[k], offset);
+      merge_one_pass_sums<Policy>(v, o);
+    } else {
+#pragma unroll
+      for (int k = 0; k < K; ++k) v[k] = v[k] + __shfl_down_sync(0xffffffffu, v[k], offset);
+    }
   }
   if (lane == 0) {
     publish_range(rs, g, temperature);

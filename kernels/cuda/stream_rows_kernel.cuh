@@ -1,5 +1,8 @@
 // The streamed row kernel of forward-only KL and cross-entropy (defers_row_loss: the log-softmax
-// path without a support mask, KL and cross-entropy at T = 1, KL at T = 2^k): no thread block
+// path without a support mask, KL and cross-entropy at T = 1, KL at T = 2^k), and of the Jefferys
+// rows' forward there at T = 1 and 2^k (centred_forward_launch: JefferysCentredPolicy, whose
+// one-pass sums are centred records, merged where KL's sums are added; tame rows only, the others
+// go to the cluster kernel after the combine, logit_launch.cu launch_centred_fallback): no thread block
 // cluster, no shared-memory staging, no exchange between CTAs. Each CTA takes one tile of one row
 // (columns [j W, j W + W) of row r, the plan's `slice` W = G groups of N x R x 8 columns,
 // stream_plan.hpp: R = kStreamChunks chunks per thread, 4 for 16-bit and 2 for float, so that a
@@ -26,6 +29,8 @@
 // at different phases.
 // Measured (H200, step 55, forward of the benchmark shapes): f32 1.00-1.05 of the copy (64 registers),
 // bf16 0.88-0.97 (80 registers; at 64 the group loop spilled and ran 0.71-0.83): bench/RESULTS.md.
+// The centred Jefferys forward (step 79, an H100 only so far): f32 1.02-1.03 of the copy, bf16
+// 0.77-0.79 (~20 instructions per column and 24-25 spilled words per tile at 80 registers).
 // Summation depth of a row statistic: 3 (chunk) + R (the group's chunks in order) + 3 (G - 1)
 // (each merge: a rescale of two levels and an addition) + the warp stage (2 + 5), the CTA stage
 // (2 + log2 of N/32 warps) and the combine's tree over the tiles (2 + log2 of the tiles): within
@@ -90,16 +95,14 @@ __device__ __forceinline__ void stream_group_fast(const RowKernelParams& prm, co
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       one_pass_chunk<Elem, Policy, kT, true, true>(prm, cy[u], cx[u], kChunk, range[0], range[1], part);
-#pragma unroll
-      for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
+      merge_one_pass_sums<Policy>(acc, part);
     }
     one_pass_scale<Policy, true, kT>(prm, acc);
   } else {
 #pragma unroll
     for (int u = 0; u < R; ++u) {
       one_pass_chunk<Elem, Policy, kT, false, true>(prm, cy[u], cx[u], kChunk, range[0], range[1], part);
-#pragma unroll
-      for (int k = 0; k < kSums; ++k) acc[k] = acc[k] + part[k];
+      merge_one_pass_sums<Policy>(acc, part);
     }
   }
   to_partial<Policy>(acc, range, v);
@@ -137,8 +140,7 @@ __device__ __forceinline__ void merge_partial(float (&run)[8], float (&part)[8],
   RangeCombine{}(r, o);
   rescale_partial<Policy>(run, r[0], r[1], temperature);
   rescale_partial<Policy>(part, r[0], r[1], temperature);
-#pragma unroll
-  for (int k = 0; k < Policy::kOnePass + 2; ++k) run[k] = run[k] + part[k];
+  merge_one_pass_sums<Policy>(run, part);
 #pragma unroll
   for (int k = 0; k < 4; ++k) run[4 + k] = r[k];
 }

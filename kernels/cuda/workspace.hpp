@@ -57,6 +57,14 @@ struct LogitWorkspace {
         reinterpret_cast<unsigned*>(reinterpret_cast<unsigned char*>(w.seq_loss) + align_up(b * sizeof(float)));
     return w;
   }
+  // The rows a centred Jefferys forward hands to the cluster kernel (logit_launch.cu
+  // launch_centred_fallback), one byte each, written by its combine in the place of the arrivals
+  // (which only the streamed kernel with gradients uses).
+  DIVCHECK_HD static unsigned char* fallback_of(float* row_loss, std::int64_t batch, std::int64_t seq) {
+    const auto b = static_cast<std::size_t>(batch), bt = static_cast<std::size_t>(batch * seq);
+    return reinterpret_cast<unsigned char*>(messages_of(row_loss, batch, seq)) +
+           align_up(bt * kMessageCtas * kMessageFloats * sizeof(float)) + align_up(b * sizeof(float));
+  }
   // The messages of the workspace whose row_loss this is: the row kernel finds them from its
   // row_loss pointer (a kernel parameter of their own changed the code of every row kernel:
   // bench/RESULTS.md steps 18 and 28).

@@ -139,7 +139,8 @@ TEST_F(GpuPlans, ClusterPlacementDoesNotChangeTheBits) {
 // reciprocal's kernels (LogitArgs::pow2_kernels false) form every t = d 2^-k, the division's bits.
 // Without subnormal intermediates (these logits: bf16 and f32 draws of moderate size) the two are
 // the same bits: both temperature rows, forward only (the streamed kernel, and the cluster kernel
-// by stream_rows 1) and with gradients, T = 2, 16 and 2^40, where the rows are tame (counted).
+// by stream_rows 1) and with gradients, T = 2, 16 and 2^40, where the rows are tame (counted); but
+// the temperature Jefferys row's streamed forward (centred records) has no reciprocal twin.
 TEST_F(GpuPlans, PowerOfTwoKernelsEqualTheReciprocalKernelsBitwise) {
   int compared = 0;
   for (DivergenceId id : {DivergenceId::temperature_scaled_masked_kl_divergence,
@@ -164,7 +165,11 @@ TEST_F(GpuPlans, PowerOfTwoKernelsEqualTheReciprocalKernelsBitwise) {
             ASSERT_EQ(cuda::row_paths(cuda::logit_args_of(c, recip)), cuda::RowPaths::plain_recip_t);
             const Outputs a = compute(*cuda::make_cuda_backend_with(fold), c);
             EXPECT_GT(tame, 0);
-            EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(recip), c)));
+            // (The temperature Jefferys row forward at T = 2^k, automatic plan: the centred records of
+            // the streamed kernel, another algorithm than the reciprocal's cluster kernel: within the
+            // bound only.)
+            if (!(stream_rows == 0 && cuda::centred_forward_launch(cuda::logit_args_of(c, fold))))
+              EXPECT_TRUE(bitwise_same(a, compute(*cuda::make_cuda_backend_with(recip), c)));
             EXPECT_TRUE(gpu_passes(a, c, reference));
             ++compared;
           }

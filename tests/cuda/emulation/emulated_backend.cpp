@@ -189,10 +189,9 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   a.loss = reinterpret_cast<float*>(out.loss.data());
   a.workspace = work.data();
 
-  // The plan: the streamed plan where the launch takes it (stream_plan.hpp, as the launcher),
-  // else the forced cluster size (1 when automatic: there is no device to ask).
-  LogitPlan plan = stream_plan(a);
-  if (!plan.streamed) {
+  // The cluster kernel's plan: the forced cluster size (1 when automatic: there is no device to ask).
+  const auto cluster_plan = [&](const LogitArgs& a) {
+    LogitPlan plan;
     plan.ctas = options_.cluster_ctas == 0 ? 1 : options_.cluster_ctas;
     plan.slice = slice_for(a.vocab, plan.ctas);
     plan.threads = options_.row_threads == 0 ? 512 : options_.row_threads;
@@ -222,7 +221,12 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
     }
     plan.dynamic_smem_bytes =
         dynamic_bytes(plan.threads, plan.staged, plan.slice, elem, a.support != nullptr, plan.staged_columns);
-  }
+    return plan;
+  };
+  // The plan: the streamed plan where the launch takes it (stream_plan.hpp, as the launcher),
+  // else the cluster kernel's.
+  LogitPlan plan = stream_plan(a);
+  if (!plan.streamed) plan = cluster_plan(a);
 
   // The launch sequence of launch_logit_divergence.
   const LogitWorkspace ws = LogitWorkspace::carve(a.workspace, a.batch, a.seq);
@@ -254,13 +258,21 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   } else {
     emulate_rows_dispatch(a, prm, plan);
   }
-  if (defers_row_loss(a)) {  // forward-only one-exchange rows: combine_one_pass_rows (8 rows per block)
+  // forward-only one-exchange rows and the centred Jefferys forward: combine_one_pass_rows (8 rows per block)
+  const bool centred = plan.streamed && centred_forward_launch(a);
+  if (defers_row_loss(a) || centred) {
     const auto present = static_cast<unsigned>(plan.ctas);
     const unsigned ctas = plan.streamed ? stream_stride(plan.ctas) : present;
     emu::launch({grid_for(a.batch * a.seq, 8, 65535), 256u, 1}, [&] {
       visit_combine_kernel(
           a, [&]<class Policy, TempForm kT>() { combine_one_pass_rows_body<Policy, kT>(prm, ctas, present); });
     });
+  }
+  if (centred) {  // launch_centred_fallback: the cluster kernel for the rows the combine marked
+    LogitArgs f = a;
+    f.valid = LogitWorkspace::fallback_of(ws.row_loss, a.batch, a.seq);
+    const LogitPlan fplan = cluster_plan(f);
+    emulate_rows_dispatch(f, make_row_params(f, fplan, ws.row_loss, nullptr), fplan);
   }
   if (options_.tame_rows_out) *options_.tame_rows_out = static_cast<std::int64_t>(counters[kTameRowsCounter]);
   if (options_.prefetched_rows_out)

@@ -266,6 +266,63 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
   EXPECT_GT(mix.slow_parts, 0);
 }
 
+// The centred Jefferys forward (device_types.hpp centred_forward_launch: jefferys_divergence at
+// T = 1, the temperature Jefferys row at T = 2; bf16 and f32; V = 10000 and 9001; 128-thread CTAs):
+// the streamed kernel with JefferysCentredPolicy, within the bound as the cluster kernel is
+// (stream_rows 1), the same tame rows, NaN where the CPU backend has it. Two rows are not tame
+// (row 1: a column that is -inf on both sides, a padded vocabulary; row 4: one logit 90 above the
+// others) and go to the cluster kernel (launch_centred_fallback); where every row is not tame the
+// loss is bitwise the cluster kernel's. Identical sides give exactly 0; a second run is bitwise the
+// same.
+TEST(KernelEmulation, CentredJefferysForwardIsWithinTheBoundAndHandsUntameRowsToTheClusterKernel) {
+  struct Run {
+    DivergenceId id;
+    double t;
+  };
+  const Run runs[] = {{DivergenceId::jefferys_divergence, 1.0},
+                      {DivergenceId::temperature_scaled_masked_jefferys_divergence, 2.0}};
+  std::uint64_t seed = 501;
+  int cases = 0;
+  for (const Run& run : runs)
+    for (DType dt : {DType::bf16, DType::f32})
+      for (std::int64_t V : {10000, 9001}) {
+        Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
+        make_plain(c);
+        if (run.t != 1.0) c.params.temperature = run.t;
+        c = forward_only(c);
+        const Case z = with_identical_sides(c);
+        Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+        Tensor* q = const_cast<Tensor*>(cuda::logit_roles(c).q);
+        p->set(1 * V + 3, -std::numeric_limits<double>::infinity());
+        q->set(1 * V + 3, -std::numeric_limits<double>::infinity());
+        p->set(4 * V + 11, 90.0);
+        CudaOptions o;
+        o.row_threads = 128;
+        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V));
+        ASSERT_TRUE(cuda::centred_forward_launch(cuda::logit_args_of(c, o)));
+        ASSERT_TRUE(cuda::stream_plan(cuda::logit_args_of(c, o)).streamed);
+        const Outputs a = expect_streamed_and_cluster_within_bound(c, o);
+        EXPECT_TRUE(bitwise_same(a, compute(*make_emulated_cuda_backend(o), c))) << "a second run differs";
+        const Outputs az = compute(*make_emulated_cuda_backend(o), z);
+        for (std::int64_t i = 0; i < az.loss.numel(); ++i) EXPECT_EQ(az.loss.get(i), 0.0) << "identical sides, " << i;
+        // Every row not tame: the cluster kernel's loss, bit for bit.
+        Case u = c;
+        Tensor* up = const_cast<Tensor*>(cuda::logit_roles(u).p);
+        Tensor* uq = const_cast<Tensor*>(cuda::logit_roles(u).q);
+        for (std::int64_t r = 0; r < 6; ++r) {
+          up->set(r * V, -std::numeric_limits<double>::infinity());
+          uq->set(r * V, -std::numeric_limits<double>::infinity());
+        }
+        CudaOptions cluster = o;
+        cluster.stream_rows = 1;
+        EXPECT_TRUE(
+            bitwise_same(compute(*make_emulated_cuda_backend(o), u), compute(*make_emulated_cuda_backend(cluster), u)))
+            << "rows that are not tame differ from the cluster kernel's";
+        ++cases;
+      }
+  EXPECT_EQ(cases, 2 * 2 * 2);
+}
+
 // The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2) on the
 // streamed cases, G = 1 and 2 in turn. Its three emulated CTAs run concurrently, each over its
 // items, interleaved as the OS threads run (the varied case's masks: fully masked sequences among

@@ -296,15 +296,29 @@ TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
   b = a;
   b.stream_rows = 1;
   EXPECT_FALSE(stream_plan(b).streamed);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 4; ++k) {
     b = a;
-    if (k == 0) b.kind = LogitKind::jefferys;
+    if (k == 0) b.kind = LogitKind::jensen_shannon;
     if (k == 1) b.temperature = 1e38;        // 1/T not a normal float: the dividing kernels
     if (k == 2) b.prob_path = true;
+    if (k == 3) b.kind = LogitKind::jefferys, b.temperature = 0.25;  // Jefferys by the reciprocal
     EXPECT_FALSE(defers_row_loss(b)) << k;
+    EXPECT_FALSE(centred_forward_launch(b)) << k;
     EXPECT_FALSE(stream_plan(b).streamed) << k;
     b.stream_rows = 2;
     EXPECT_THROW((void)stream_plan(b), InvalidArgument) << k;
+  }
+  // Forward-only Jefferys on the log-softmax path without a support mask at T = 1 and T = 2^k:
+  // not deferred (no cluster kernel of its own), but streamed by centred records.
+  for (double t : {1.0, 2.0}) {
+    b = a;
+    b.kind = LogitKind::jefferys;
+    b.temperature = t;
+    EXPECT_FALSE(defers_row_loss(b)) << t;
+    EXPECT_TRUE(centred_forward_launch(b)) << t;
+    EXPECT_TRUE(stream_plan(b).streamed) << t;
+    b.prob_path = true;  // masked_jefferys_divergence at its default log_target = False
+    EXPECT_FALSE(centred_forward_launch(b)) << t;
   }
   // With gradients: not deferred, and the automatic plan is the cluster kernel's (the streamed
   // kernel with gradients was slower: bench/RESULTS.md step 56); forced (stream_rows 2), the
@@ -417,6 +431,12 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
                           : want_paths == RowPaths::plain_recip_t ? TempForm::reciprocal
                                                                   : TempForm::unit);
             EXPECT_EQ((std::is_same_v<Policy, KlPolicy>), k == LogitKind::kl);
+          });
+        } else if (centred_forward_launch(a)) {  // forward-only Jefferys at T = 1 or 2^k: centred records
+          EXPECT_EQ(want, RowVariant::loss_only);
+          visit_combine_kernel(a, [&]<class Policy, TempForm kT>() {
+            EXPECT_EQ(kT, want_paths == RowPaths::plain_pow2_t ? TempForm::power_of_two : TempForm::unit);
+            EXPECT_TRUE((std::is_same_v<Policy, JefferysCentredPolicy>));
           });
         } else {
           EXPECT_THROW(visit_combine_kernel(a, [&]<class, TempForm>() {}), InvalidArgument);
