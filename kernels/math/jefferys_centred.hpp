@@ -20,9 +20,9 @@
 // (expand Σ (ey − κ ex)(g − log κ) around κᵢ and use Σ (ey − κᵢ ex) = 0); W δ ≥ 0 and W kᵢ / bᵢ
 // are of second order in the distance of κ from κᵢ, so a merge adds no cancellation either (its
 // dropped term δ (aᵢ − κᵢ bᵢ) is the rounding of κᵢ, u aᵢ |δ|). The code takes the same
-// expansion without the division: eᵢ' = eᵢ + (κ − κᵢ)(δ bᵢ − kᵢ) (jefferys_recentre). Moving a record to larger maxima
-// (dy = m_y − M_y ≤ 0, dx likewise) multiplies a and e by e^dy, b and k by e^dx: the ratios
-// ey / (κ ex) and g − log κ do not change.
+// expansion without the division: eᵢ' = eᵢ + (κ − κᵢ)(δ bᵢ − kᵢ) (jefferys_recentre).
+// Moving a record to larger maxima (dy = m_y − M_y ≤ 0, dx likewise) multiplies a and e by e^dy,
+// b and k by e^dx: the ratios ey / (κ ex) and g − log κ do not change.
 // Identical rows (x = y bitwise): ey = ex, κ = 1, log κ = 0, g = 0 bitwise, so every e and k is
 // exactly 0 and stays so through merges (W = 0, δ = 0): the loss is exactly 0, as the rule wants.
 // Preconditions: the tame rows' (softmax.hpp tame_side): every ey, ex > 0 and finite, so every
