@@ -231,7 +231,8 @@ cuda::LogitPlan launch(const BenchSpec& s, DeviceSet& d, cudaStream_t stream) {
   a.pow2_kernels = pow2_kernels();
   if (a.partial_stage >= 2 && !partial_stage_applies(s, a)) a.partial_stage = 0;  // e.g. its slices fit whole
   // Only the one-pass rows' launches (KL, CE, ts-KL; forward only or with gradients) and the
-  // centred Jefferys forward (jefferys_divergence, ts-Jefferys at T = 1, 2^k) have the streamed
+  // centred Jefferys forward (jefferys_divergence, ts-Jefferys at T = 1, 2^k, masked_jefferys at
+  // T = 1 on either path) have the streamed
   // kernels; the knobs leave the others automatic. (Until 2026-12-07 the knobs skipped the centred
   // forward, so DIVCHECK_BENCH_STREAM=1 did not give its cluster-kernel A/B: step 79.)
   if (cuda::one_pass_row_launch(a) || cuda::centred_forward_launch(a)) {

@@ -10,8 +10,9 @@
 // (stream_rows_kernel.cuh: one CTA per tile of a row, four groups of 8192 columns by default, no
 // cluster, no staging)
 //   -> combine_one_pass_rows -> reduce_positions;
-// the forward of jefferys_divergence and the temperature Jefferys row at T = 1 or 2^k on that path
-// (centred_forward_launch) the same streamed kernel with centred records, then the loss-only cluster
+// the forward of the Jefferys rows at T = 1 or 2^k on that path (masked_jefferys also on the
+// probability path at T = 1) and of squared Hellinger at T = 1 (centred_forward_launch) the same
+// streamed kernel with centred records, then the loss-only cluster
 // kernel for the rows its combine marked as not tame (launch_centred_fallback):
 //   stream_rows_kernel -> combine_one_pass_rows -> logit_rows_kernel (marked rows) -> reduce_positions;
 // or, for KL and cross-entropy with gradients on the same paths (one_pass_row_launch) where
@@ -455,7 +456,7 @@ void launch_cluster_rows(const LogitArgs& a, const LogitPlan& plan, RowKernel fn
   }
 }
 
-// The rows of a centred Jefferys forward (centred_forward_launch) that are not tame, which its
+// The rows of a centred forward (Jefferys, Hellinger: centred_forward_launch) that are not tame, which its
 // combine marked (LogitWorkspace::fallback_of): the cluster kernel's loss-only launch again, with
 // the marks as its position mask, so it reads and writes only those rows (a row with mark 0 is
 // inert there: no read, no loss written). Where every row is tame, its clusters only look at the

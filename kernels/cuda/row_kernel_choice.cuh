@@ -121,10 +121,13 @@ decltype(auto) visit_one_pass_kernel(const LogitArgs& a, Visit&& visit) {
   return visit.template operator()<CrossEntropyPolicy, TempForm::unit>();
 }
 
-// The centred Jefferys forward (centred_forward_launch) runs only the streamed kernel and its
-// combine: JefferysCentredPolicy at T = 1 or T = 2^k.
+// The centred forward (centred_forward_launch) runs only the streamed kernel and its combine:
+// HellingerCentredPolicy at T = 1, or JefferysCentredPolicy at T = 1 (the log-softmax and the
+// probability path alike: the records are the same) or T = 2^k.
 template <class Visit>
 decltype(auto) visit_combine_kernel(const LogitArgs& a, Visit&& visit) {
+  if (centred_forward_launch(a) && a.kind == LogitKind::hellinger)
+    return visit.template operator()<HellingerCentredPolicy, TempForm::unit>();
   if (centred_forward_launch(a)) {
     if (row_paths(a) == RowPaths::plain_pow2_t)
       return visit.template operator()<JefferysCentredPolicy, TempForm::power_of_two>();

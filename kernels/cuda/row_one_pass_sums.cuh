@@ -30,22 +30,19 @@ __device__ __forceinline__ void one_pass_chunk(const RowKernelParams& prm, const
   constexpr int kSums = kP + 2;
   static_assert(!Policy::kExactS, "the one-pass rows sum S in float");
   if constexpr (kCentredRecords<Policy>) {
-    // The chunk's centred record (math::jefferys_chunk_record): tame chunks only. A chunk that is
-    // not tame belongs to a row that is not (tame_side is monotone), which the combine hands to
-    // the cluster kernel: its sums are never read, so they are zeros here.
-    float ey[kChunk] = {}, ex[kChunk] = {}, g[kChunk] = {};
+    // The chunk's centred record (Policy::centred_chunk): tame chunks only. A chunk that is not
+    // tame belongs to a row that is not (tame_side is monotone), which the combine hands to the
+    // cluster kernel: its sums are never read, so they are zeros here.
     if constexpr (kTame) {
+      float ty[kChunk] = {}, tx[kChunk] = {};
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (kWhole || k < cnt) {
-          const float ty = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
-          const float tx = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
-          ey[k] = math::f_softmax_exp_ftz(ty);
-          ex[k] = math::f_softmax_exp_ftz(tx);
-          g[k] = ty - tx;
+          ty[k] = math::shifted_logit_tame(raw_get<Elem>(cy, k), m0, temperature_of<kT>(prm));
+          tx[k] = math::shifted_logit_tame(raw_get<Elem>(cx, k), m1, temperature_of<kT>(prm));
         }
       }
-      store_centred_record(math::jefferys_chunk_record<kChunk>(ey, ex, g), part);
+      Policy::template centred_chunk<kChunk, kWhole>(ty, tx, cnt, part);
     } else {
 #pragma unroll
       for (int s2 = 0; s2 < kSums; ++s2) part[s2] = 0.0f;

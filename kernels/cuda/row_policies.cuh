@@ -16,6 +16,7 @@
 
 #include "kernels/math/cross_entropy.hpp"
 #include "kernels/math/hellinger.hpp"
+#include "kernels/math/hellinger_centred.hpp"
 #include "kernels/math/jefferys_centred.hpp"
 #include "kernels/math/jensen_shannon.hpp"
 #include "kernels/math/kl.hpp"
@@ -119,15 +120,41 @@ struct KlPolicy {
 
 // Forward-only Jefferys by centred one-pass records (kernels/math/jefferys_centred.hpp; the
 // streamed kernel, stream_rows_kernel.cuh): the sums e, k, then S_y = a and S_x = b. Records do
-// not add: every stage that adds one-pass sums merges them (merge_one_pass_sums), and the move to
-// larger maxima scales e with S_y and k with S_x. Tame rows only (softmax.hpp tame_side): the
-// combine hands every other row to the cluster kernel (logit_launch.cu, the fallback launch).
+// not add: every stage that adds one-pass sums merges them (merge_one_pass_sums: merge_records),
+// and the move to larger maxima scales e with S_y and k with S_x. Tame rows only (softmax.hpp
+// tame_side): the combine hands every other row to the cluster kernel (logit_launch.cu, the
+// fallback launch). centred_chunk: a chunk's record from its shifted logits (the first n columns;
+// kWhole: all kChunk).
 struct JefferysCentredPolicy {
   static constexpr int kStats = 1;  // J
   static constexpr int kLossStats = 1;
   static constexpr int kOnePass = 2;  // e, k
   static constexpr bool kCentredRecords = true;
   static constexpr bool kExactS = false;
+  // A record in the one-pass sums' layout: e, k, then S_y = a, S_x = b.
+  __device__ static math::JefferysRecord load(const float* v) { return {v[2], v[3], v[0], v[1]}; }
+  __device__ static void store(const math::JefferysRecord& r, float* v) {
+    v[0] = r.e;
+    v[1] = r.k;
+    v[2] = r.a;
+    v[3] = r.b;
+  }
+  template <int kN, bool kWhole>
+  __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part) {
+    float ey[kN] = {}, ex[kN] = {}, g[kN] = {};
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      if (kWhole || k < n) {
+        ey[k] = math::f_softmax_exp_ftz(ty[k]);
+        ex[k] = math::f_softmax_exp_ftz(tx[k]);
+        g[k] = ty[k] - tx[k];
+      }
+    }
+    store(math::jefferys_chunk_record<kN>(ey, ex, g), part);
+  }
+  __device__ static void merge_records(float* run, const float* part) {
+    store(math::jefferys_merge(load(run), load(part)), run);
+  }
   __device__ static void rescale_one_pass(float (&a)[kOnePass], float, float fy, float, float, float, float fx) {
     a[0] = a[0] * fy;
     a[1] = a[1] * fx;
@@ -137,6 +164,50 @@ struct JefferysCentredPolicy {
   }
   __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
     return finite_or_nan(st[0], coef);
+  }
+};
+
+// Forward-only squared Hellinger by centred one-pass records (kernels/math/hellinger_centred.hpp;
+// the streamed kernel, as JefferysCentredPolicy): the sum r, then S_y = a = Σ u² and S_x = b = Σ w²
+// of the roots u = e^(t_y / 2), w = e^(t_x / 2) (the halved exponential of the shifted logit, one
+// MUFU operation per side and column; u² stands for e^(t_y)). The move to larger maxima scales r
+// with S_y. Tame rows only; the others go to the cluster kernel, as Jefferys'.
+struct HellingerCentredPolicy {
+  static constexpr int kStats = 1;  // H
+  static constexpr int kLossStats = 1;
+  static constexpr int kOnePass = 1;  // r
+  static constexpr bool kCentredRecords = true;
+  static constexpr bool kExactS = false;
+  // A record in the one-pass sums' layout: r, then S_y = a, S_x = b.
+  __device__ static math::HellingerRecord load(const float* v) { return {v[1], v[2], v[0]}; }
+  __device__ static void store(const math::HellingerRecord& r, float* v) {
+    v[0] = r.r;
+    v[1] = r.a;
+    v[2] = r.b;
+  }
+  template <int kN, bool kWhole>
+  __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part) {
+    float u[kN] = {}, w[kN] = {};
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      if (kWhole || k < n) {
+        u[k] = math::f_softmax_exp_half_ftz(ty[k]);
+        w[k] = math::f_softmax_exp_half_ftz(tx[k]);
+      }
+    }
+    store(math::hellinger_chunk_record<kN>(u, w), part);
+  }
+  __device__ static void merge_records(float* run, const float* part) {
+    store(math::hellinger_merge(load(run), load(part)), run);
+  }
+  __device__ static void rescale_one_pass(float (&a)[kOnePass], float, float fy, float, float, float, float) {
+    a[0] = a[0] * fy;
+  }
+  __device__ static void stats_from_one_pass(const float* sums, float sy, float, float, float, float (&st)[kStats]) {
+    st[0] = math::hellinger_record_loss(math::HellingerRecord{sy, 0.0f, sums[0]});
+  }
+  __device__ static RowResult finish(const float* st, float coef, const RowOptions&) {
+    return {st[0], GradMode::values, coef};
   }
 };
 
@@ -434,28 +505,20 @@ inline constexpr bool kDeclaresGradOnePass<Policy, std::void_t<typename Policy::
 template <class Policy>
 inline constexpr bool kHasGradOnePass = !kIsLossOnly<Policy> && kDeclaresGradOnePass<Policy>;
 
-// Whether a policy's one-pass sums are centred records (JefferysCentredPolicy): merged by
-// math::jefferys_merge wherever other policies' sums are added.
+// Whether a policy's one-pass sums are centred records (JefferysCentredPolicy,
+// HellingerCentredPolicy): merged by the policy's merge_records wherever other policies' sums are
+// added.
 template <class Policy, class = void>
 inline constexpr bool kCentredRecords = false;
 template <class Policy>
 inline constexpr bool kCentredRecords<Policy, std::void_t<decltype(Policy::kCentredRecords)>> = Policy::kCentredRecords;
 
 // run <- run combined with part, for the kOnePass + 2 one-pass sums of a policy (its own, then
-// S_y, S_x) at the same maxima: added, or, for centred records, merged (math::jefferys_merge).
-// A centred record in the one-pass sums' layout: e, k, then S_y = a, S_x = b.
-__device__ __forceinline__ math::JefferysRecord centred_record_of(const float* v) { return {v[2], v[3], v[0], v[1]}; }
-__device__ __forceinline__ void store_centred_record(const math::JefferysRecord& r, float* v) {
-  v[0] = r.e;
-  v[1] = r.k;
-  v[2] = r.a;
-  v[3] = r.b;
-}
-
+// S_y, S_x) at the same maxima: added, or, for centred records, merged (Policy::merge_records).
 template <class Policy>
 __device__ __forceinline__ void merge_one_pass_sums(float* run, const float* part) {
   if constexpr (kCentredRecords<Policy>) {
-    store_centred_record(math::jefferys_merge(centred_record_of(run), centred_record_of(part)), run);
+    Policy::merge_records(run, part);
   } else {
 #pragma unroll
     for (int k = 0; k < Policy::kOnePass + 2; ++k) run[k] = run[k] + part[k];

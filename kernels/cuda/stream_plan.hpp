@@ -76,7 +76,7 @@ inline int stream_registers_of(const LogitArgs& a) {
 
 // The streamed plan of a launch, or a plan with streamed = false where the launch does not take
 // it. It takes it where the launch is a one-pass row's one exchange (one_pass_row_launch) or the
-// Jefferys rows' centred forward (centred_forward_launch), and its
+// centred forward of the Jefferys rows and squared Hellinger (centred_forward_launch), and its
 // cluster size is not forced: forward only (deferred) automatically, with gradients only where
 // stream_rows 2 forces it (measured slower than the cluster kernel: bench/RESULTS.md step 56);
 // automatically (stream_rows 0) only where nothing else of the cluster kernel's plan is forced
@@ -95,7 +95,8 @@ inline LogitPlan stream_plan(const LogitArgs& a) {
       throw InvalidArgument("stream_rows", "2",
                             "the streamed kernels run only KL and cross-entropy on the log-softmax path "
                             "without a support mask at T = 1 (KL also at T = 2^k), and the Jefferys rows' "
-                            "forward there at T = 1 or 2^k, without a forced cluster size");
+                            "forward there at T = 1 or 2^k or on the probability path at T = 1, and squared "
+                            "Hellinger's forward there at T = 1, without a forced cluster size");
     return p;
   }
   const bool grads = a.grad_p != nullptr || a.grad_q != nullptr;

@@ -1,6 +1,8 @@
 // The streamed row kernel of forward-only KL and cross-entropy (defers_row_loss: the log-softmax
 // path without a support mask, KL and cross-entropy at T = 1, KL at T = 2^k), and of the Jefferys
-// rows' forward there at T = 1 and 2^k (centred_forward_launch: JefferysCentredPolicy, whose
+// rows' forward there at T = 1 and 2^k and on the probability path at T = 1 (masked_jefferys'
+// default), and of squared Hellinger's forward there at T = 1 (centred_forward_launch:
+// JefferysCentredPolicy, HellingerCentredPolicy, whose
 // one-pass sums are centred records, merged where KL's sums are added; tame rows only, the others
 // go to the cluster kernel after the combine, logit_launch.cu launch_centred_fallback): no thread block
 // cluster, no shared-memory staging, no exchange between CTAs. Each CTA takes one tile of one row
@@ -30,7 +32,8 @@
 // Measured (H200, step 55, forward of the benchmark shapes): f32 1.00-1.05 of the copy (64 registers),
 // bf16 0.88-0.97 (80 registers; at 64 the group loop spilled and ran 0.71-0.83): bench/RESULTS.md.
 // The centred Jefferys forward (step 79, an H100 only so far): f32 1.02-1.03 of the copy, bf16
-// 0.77-0.79 (~20 instructions per column and 24-25 spilled words per tile at 80 registers).
+// 0.77-0.79 (~20 instructions per column and 24-25 spilled words per tile at 80 registers); the
+// centred Hellinger forward (step 80) not measured yet.
 // Summation depth of a row statistic: 3 (chunk) + R (the group's chunks in order) + 3 (G - 1)
 // (each merge: a rescale of two levels and an addition) + the warp stage (2 + 5), the CTA stage
 // (2 + log2 of N/32 warps) and the combine's tree over the tiles (2 + log2 of the tiles): within

@@ -64,12 +64,14 @@ DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return ex2_approx<true>(x 
 // number (L / 2 is exact), so the same float unless s / 2 is subnormal, where both exponentials
 // are 1. One multiply fewer (Hellinger's sqrt(p) and its one-pass terms).
 DIVCHECK_HD inline float f_softmax_exp_half(float x) { return ex2_approx<false>(x * kHalfLog2e); }
+DIVCHECK_HD inline float f_softmax_exp_half_ftz(float x) { return ex2_approx<true>(x * kHalfLog2e); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return ex2_approx<false>((a + b) * kHalfLog2e); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return ex2_approx<true>((a + b) * kHalfLog2e); }
 #else
 DIVCHECK_HD inline float f_softmax_exp(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_ftz(float x) { return std::exp(x); }
 DIVCHECK_HD inline float f_softmax_exp_half(float x) { return std::exp(0.5f * x); }
+DIVCHECK_HD inline float f_softmax_exp_half_ftz(float x) { return std::exp(0.5f * x); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum(float a, float b) { return std::exp(0.5f * (a + b)); }
 DIVCHECK_HD inline float f_softmax_exp_half_sum_ftz(float a, float b) { return std::exp(0.5f * (a + b)); }
 #endif
@@ -130,6 +132,30 @@ DIVCHECK_HD inline float f_fast_div(float a, float b) {
 #else
 DIVCHECK_HD inline float f_fast_div(float a, float b) { return a / b; }
 #endif
+
+// sqrt(x) by the fast square root (sqrt.approx.ftz: relative error <= 2^-23, one MUFU operation
+// instead of the IEEE square root's ~10 instructions) for normal x >= 0; the host's std::sqrt. Used
+// where the root only needs to be close (kernels/math/hellinger_centred.hpp: a record's centre).
+#if defined(__CUDA_ARCH__)
+DIVCHECK_HD inline float f_fast_sqrt(float x) {
+  float r;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+#else
+DIVCHECK_HD inline float f_fast_sqrt(float x) { return std::sqrt(x); }
+#endif
+
+// Pairwise sum of N = 2^j terms (((t0 + t1) + (t2 + t3)) + ...), the chunks' order (the centred
+// records, jefferys_centred.hpp and hellinger_centred.hpp).
+template <int N>
+DIVCHECK_HD inline float pairwise_sum(const float* t) {
+  if constexpr (N == 1) {
+    return t[0];
+  } else {
+    return pairwise_sum<N / 2>(t) + pairwise_sum<N / 2>(t + N / 2);
+  }
+}
 
 // NaN test that survives -ffast-math-free builds on both compilers (x != x).
 DIVCHECK_HD inline bool is_nan(float x) { return x != x; }

@@ -38,16 +38,6 @@ struct JefferysRecord {
   float a = 0.0f, b = 0.0f, e = 0.0f, k = 0.0f;
 };
 
-// Pairwise sum of N = 2^j terms (((t0 + t1) + (t2 + t3)) + ...), the chunks' order.
-template <int N>
-DIVCHECK_HD inline float pairwise_sum(const float* t) {
-  if constexpr (N == 1) {
-    return t[0];
-  } else {
-    return pairwise_sum<N / 2>(t) + pairwise_sum<N / 2>(t + N / 2);
-  }
-}
-
 // A record's centre: kappa = a / b and log kappa, by the fast reciprocal and log on the device
 // (f_fast_div, f_fast_log). The loss is insensitive to small errors of the centre: J = e / a for a
 // centre (kappa', l') near (a / b, log(a / b)) changes by kappa' η k (a kappa' = kappa (1 + η)),

@@ -6,6 +6,7 @@
 #include "kernels/math/exact_sum.hpp"
 #include "kernels/math/hd.hpp"
 #include "kernels/math/hellinger.hpp"
+#include "kernels/math/hellinger_centred.hpp"
 #include "kernels/math/jefferys_centred.hpp"
 #include "kernels/math/jensen_shannon.hpp"
 #include "kernels/math/kl.hpp"
@@ -50,6 +51,8 @@ __global__ void nvcc_check_kernel(float* out, const float* in) {
   const float ey[kChunkOf8] = {p, q, p, q, p, q, p, q}, ex[kChunkOf8] = {q, p, q, p, q, p, q, p}, g[kChunkOf8] = {};
   const JefferysRecord rec = jefferys_chunk_record<kChunkOf8>(ey, ex, g);
   out[2] += jefferys_record_loss(jefferys_merge(rec, jefferys_rescale(rec, 0.5f, 0.25f)));
+  const HellingerRecord hr = hellinger_chunk_record<kChunkOf8>(ey, ex);
+  out[3] += hellinger_record_loss(hellinger_merge(hr, hellinger_rescale(hr, 0.5f, 0.25f)));
 }
 
 }  // namespace divcheck::math

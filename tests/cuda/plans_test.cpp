@@ -514,6 +514,49 @@ TEST_F(GpuPlans, StreamedRowsAreWithinTheBoundAndReproducible) {
   EXPECT_EQ(cases, 3 * 3 * 4);
 }
 
+// The centred forward (device_types.hpp centred_forward_launch; bench/RESULTS.md steps 79 and 80),
+// the automatic plan of forward-only jefferys_divergence (T = 1), the temperature Jefferys row
+// (T = 2), masked_jefferys_divergence on the probability path (log_target = False, its default)
+// and squared_hellinger_distance: V = 4096, 9001, 128256 and 256000, bf16, f16 and f32, with row 1 not tame (a column
+// that is -inf on both sides: the combine hands it to the loss-only cluster kernel,
+// launch_centred_fallback). Within the bound, as the cluster kernel (stream_rows 1) is; bitwise the
+// same on a second run and with the other register cap; the same tame rows; NaN where the CPU
+// backend has it (row 3 poisoned, but for the token-mean temperature row); identical sides give a
+// loss of exactly 0 (a centre of exactly 1: the defect the H200 gate found, step 79).
+TEST_F(GpuPlans, CentredForwardIsWithinTheBoundAndReproducible) {
+  int cases = 0;
+  for (DivergenceId id :
+       {DivergenceId::jefferys_divergence, DivergenceId::temperature_scaled_masked_jefferys_divergence,
+        DivergenceId::masked_jefferys_divergence, DivergenceId::squared_hellinger_distance})
+    for (DType dt : {DType::bf16, DType::f16, DType::f32})
+      for (std::int64_t V : {4096, 9001, 128256, 256000}) {
+        Case c = varied_case(id, dt, 2, V <= 9001 ? 100 : 3, V, 197 + static_cast<std::uint64_t>(V));
+        make_plain(c);
+        const bool temperature_row = id == DivergenceId::temperature_scaled_masked_jefferys_divergence;
+        if (temperature_row) c.params.temperature = 2.0;
+        if (id == DivergenceId::masked_jefferys_divergence) c.params.log_target = false;
+        Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
+        Tensor* q = const_cast<Tensor*>(cuda::logit_roles(c).q);
+        p->set(1 * V + 7, -std::numeric_limits<double>::infinity());
+        q->set(1 * V + 7, -std::numeric_limits<double>::infinity());
+        const Case z = with_identical_sides(forward_only(c));  // (before the poison)
+        if (!temperature_row) p->set(3 * V + 5, std::numeric_limits<double>::quiet_NaN());
+        const Case f = forward_only(c);
+        SCOPED_TRACE(label(c) + " V=" + std::to_string(V));
+        CudaOptions os;
+        ASSERT_TRUE(cuda::centred_forward_launch(cuda::logit_args_of(f, os)));
+        const cuda::LogitPlan plan = cuda::plan_for_case(f, os);
+        ASSERT_TRUE(plan.streamed);
+        EXPECT_EQ(plan.registers, dt == DType::f32 ? 64 : 80);
+        (void)expect_streamed_and_cluster_within_bound(cpu(), f, os, plan.registers);
+        const Outputs zero = compute(*cuda::make_cuda_backend_with(os), z);
+        for (std::int64_t k = 0; k < zero.loss.numel(); ++k)
+          EXPECT_EQ(zero.loss.get(k), 0.0) << "identical sides, loss element " << k;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 4 * 3 * 4);
+}
+
 // The streamed kernel with gradients (stream_grad_rows_kernel.cuh; forced, stream_rows 2: the
 // automatic plan keeps the cluster kernel, bench/RESULTS.md step 56) of KL, cross-entropy (T = 1)
 // and the temperature KL row (T = 2) with gradients: V = 4096 and 9001 with

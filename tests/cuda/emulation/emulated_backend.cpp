@@ -258,7 +258,7 @@ Outputs EmulatedCudaBackend::run_logit(const Case& c) const {
   } else {
     emulate_rows_dispatch(a, prm, plan);
   }
-  // forward-only one-exchange rows and the centred Jefferys forward: combine_one_pass_rows (8 rows per block)
+  // forward-only one-exchange rows and the centred forward: combine_one_pass_rows (8 rows per block)
   const bool centred = plan.streamed && centred_forward_launch(a);
   if (defers_row_loss(a) || centred) {
     const auto present = static_cast<unsigned>(plan.ctas);

@@ -266,21 +266,27 @@ TEST(KernelEmulation, StreamedRowsAreWithinTheBound) {
   EXPECT_GT(mix.slow_parts, 0);
 }
 
-// The centred Jefferys forward (device_types.hpp centred_forward_launch: jefferys_divergence at
-// T = 1, the temperature Jefferys row at T = 2; bf16 and f32; V = 10000 and 9001; 128-thread CTAs):
+// The centred forward (device_types.hpp centred_forward_launch: jefferys_divergence at T = 1, the
+// temperature Jefferys row at T = 2, masked_jefferys_divergence on the probability path
+// (log_target = False, its default) and on the log-softmax path, squared_hellinger_distance at
+// T = 1; bf16 and f32; V = 10000 and 9001; 128-thread CTAs):
 // the streamed kernel with JefferysCentredPolicy, within the bound as the cluster kernel is
 // (stream_rows 1), the same tame rows, NaN where the CPU backend has it. Two rows are not tame
 // (row 1: a column that is -inf on both sides, a padded vocabulary; row 4: one logit 90 above the
 // others) and go to the cluster kernel (launch_centred_fallback); where every row is not tame the
 // loss is bitwise the cluster kernel's. Identical sides give exactly 0; a second run is bitwise the
 // same.
-TEST(KernelEmulation, CentredJefferysForwardIsWithinTheBoundAndHandsUntameRowsToTheClusterKernel) {
+TEST(KernelEmulation, CentredForwardIsWithinTheBoundAndHandsUntameRowsToTheClusterKernel) {
   struct Run {
     DivergenceId id;
     double t;
+    bool probability_path;
   };
-  const Run runs[] = {{DivergenceId::jefferys_divergence, 1.0},
-                      {DivergenceId::temperature_scaled_masked_jefferys_divergence, 2.0}};
+  const Run runs[] = {{DivergenceId::jefferys_divergence, 1.0, false},
+                      {DivergenceId::temperature_scaled_masked_jefferys_divergence, 2.0, false},
+                      {DivergenceId::masked_jefferys_divergence, 1.0, true},
+                      {DivergenceId::masked_jefferys_divergence, 1.0, false},
+                      {DivergenceId::squared_hellinger_distance, 1.0, false}};
   std::uint64_t seed = 501;
   int cases = 0;
   for (const Run& run : runs)
@@ -289,6 +295,7 @@ TEST(KernelEmulation, CentredJefferysForwardIsWithinTheBoundAndHandsUntameRowsTo
         Case c = varied_case(run.id, dt, 2, 3, V, ++seed);
         make_plain(c);
         if (run.t != 1.0) c.params.temperature = run.t;
+        if (run.probability_path) c.params.log_target = false;
         c = forward_only(c);
         const Case z = with_identical_sides(c);
         Tensor* p = const_cast<Tensor*>(cuda::logit_roles(c).p);
@@ -298,7 +305,11 @@ TEST(KernelEmulation, CentredJefferysForwardIsWithinTheBoundAndHandsUntameRowsTo
         p->set(4 * V + 11, 90.0);
         CudaOptions o;
         o.row_threads = 128;
-        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V));
+        SCOPED_TRACE(label(c) + " T=" + std::to_string(run.t) + " V=" + std::to_string(V) +
+                     (run.probability_path ? " probability path" : ""));
+        ASSERT_EQ(cuda::row_paths(cuda::logit_args_of(c, o)), run.probability_path ? cuda::RowPaths::prob_unit_t
+                                                              : run.t == 1.0       ? cuda::RowPaths::plain_unit_t
+                                                                                   : cuda::RowPaths::plain_pow2_t);
         ASSERT_TRUE(cuda::centred_forward_launch(cuda::logit_args_of(c, o)));
         ASSERT_TRUE(cuda::stream_plan(cuda::logit_args_of(c, o)).streamed);
         const Outputs a = expect_streamed_and_cluster_within_bound(c, o);
@@ -320,7 +331,7 @@ TEST(KernelEmulation, CentredJefferysForwardIsWithinTheBoundAndHandsUntameRowsTo
             << "rows that are not tame differ from the cluster kernel's";
         ++cases;
       }
-  EXPECT_EQ(cases, 2 * 2 * 2);
+  EXPECT_EQ(cases, 5 * 2 * 2);
 }
 
 // The streamed kernel with gradients (stream_grad_rows_kernel.cuh, forced: stream_rows 2) on the

@@ -1,14 +1,16 @@
 // The generator families (properties/generators.hpp) on the CUDA kernels run by the host
 // emulator: every family of every row of issue 3, judged against the float128 reference, on a
 // plan with a cluster exchange (2 CTAs of 256 threads per row, slices staged, tame forms
-// allowed). The GPU runs the same families on the device (tests/cuda/families_test.cpp) and the
-// gate runs them by the thousand; this puts the kernels' logic under the inputs that break real
-// kernels (ties, padded -inf columns, identical rows, fully masked sequences, garbage at masked
-// positions, extreme logits, NaN rows) in every build, so that a kernel change made without a
-// GPU meets them before it reaches one. Elementary functions are the host's (emulator.hpp), so
-// what this checks is the kernels' control flow, exchanges, masks and edge-case selects, not
-// the device's ex2/lg2 approximations (those are the GPU tests' and the gate's). Each case runs
-// twice and must give the same bits (determinism under another interleaving of the threads).
+// allowed), and the forward-only cases that the automatic plan streams (stream_plan.hpp: KL,
+// cross-entropy and the temperature KL row by one-pass sums, the Jefferys rows and squared
+// Hellinger by centred records) on that plan too. The GPU runs the same families on the device
+// (tests/cuda/families_test.cpp) and the gate runs them by the thousand; this puts the kernels'
+// logic under the inputs that break real kernels (ties, padded -inf columns, identical rows,
+// fully masked sequences, garbage at masked positions, extreme logits, NaN rows) in every build,
+// so that a kernel change made without a GPU meets them before it reaches one. Elementary functions are the host's
+// (emulator.hpp), so what this checks is the kernels' control flow, exchanges, masks and edge-case selects, not the
+// device's ex2/lg2 approximations (those are the GPU tests' and the gate's). Each case runs twice and must give the
+// same bits (determinism under another interleaving of the threads).
 //
 // Each row prints its mix (cases per family, forward-only launches) and its worst error in
 // units of the bound; the test fails when any family was not drawn.
@@ -30,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/case_args.hpp"
+#include "kernels/cuda/stream_plan.hpp"
 #include "properties/case_show.hpp"
 #include "properties/generators.hpp"
 #include "properties/verdict.hpp"
@@ -89,8 +93,15 @@ void check_families(DivergenceId id) {
     FAIL() << ex.what();
   }
   const auto emulated = make_emulated_cuda_backend(cuda::CudaOptions{2, true, true, nullptr, 256});
+  // The automatic plan with 128-thread CTAs: a forward-only launch of KL, cross-entropy, the
+  // temperature KL row, the Jefferys rows and squared Hellinger takes the streamed kernel there
+  // (stream_plan.hpp; the one-pass sums or the centred records), which the forced cluster plan
+  // above never reaches; such cases run on it as well.
+  cuda::CudaOptions automatic;
+  automatic.row_threads = 128;
+  const auto streamed = make_emulated_cuda_backend(automatic);
   std::map<std::string, int> drawn;
-  int forward_only = 0;
+  int forward_only = 0, streamed_forward = 0;
   double worst = 0.0;
   std::int64_t v_min = -1, v_max = -1;  // the vocabularies drawn (columns per row)
   for (std::uint64_t round = 0; round < rounds; ++round) {
@@ -117,6 +128,15 @@ void check_families(DivergenceId id) {
         worst = std::max(worst, v.worst_ratio);
         ++drawn[family];
         if (c.wants_grad.empty()) ++forward_only;
+        if (c.wants_grad.empty() && id != DivergenceId::tvd_prob &&
+            cuda::stream_plan(cuda::logit_args_of(c, automatic)).streamed) {
+          const Outputs s = compute(*streamed, c);
+          const Verdict vs = judge(c, s, compute_reference(c));
+          EXPECT_TRUE(vs.pass) << label(c) << " (streamed): " << vs.summary() << "\n" << describe_case(c, 48);
+          EXPECT_TRUE(bitwise_same(s, compute(*streamed, c))) << label(c) << ": the streamed run gave other bits";
+          worst = std::max(worst, vs.worst_ratio);
+          ++streamed_forward;
+        }
         for (const auto& [role, t] : c.inputs)
           if (t.rank() >= 2 && t.dim(t.rank() - 1) > 1) {
             const std::int64_t v = t.dim(t.rank() - 1);
@@ -129,10 +149,16 @@ void check_families(DivergenceId id) {
   std::cout << "[ families ] " << name_of(id) << ": " << chosen.size() << " families, " << rounds
             << (rounds == 1 ? " round" : " rounds") << " (seed " << run_seed << "), ";
   for (const auto& [name, n] : drawn) std::cout << name << " " << n << ", ";
-  std::cout << forward_only << " forward only, V " << v_min << ".." << v_max << ", worst " << worst
-            << " of the bound\n";
+  std::cout << forward_only << " forward only (" << streamed_forward << " of them also streamed), V " << v_min << ".."
+            << v_max << ", worst " << worst << " of the bound\n";
   for (const Family& f : chosen)
     EXPECT_EQ(drawn[std::string(f.name)], rounds * std::size(kSizes)) << "family " << f.name;
+  // Every row whose forward-only launch can take the streamed kernel met it in these draws (1 to 6
+  // cases per row in the default run); Jensen-Shannon, total variation and tvd_prob have none.
+  const bool streams = id != DivergenceId::jensen_shannon_divergence && id != DivergenceId::total_variation &&
+                       id != DivergenceId::tvd_prob;
+  if (streams && chosen.size() == families(id).size())
+    EXPECT_GT(streamed_forward, 0) << "no forward-only case took the streamed kernel";
 }
 
 TEST(EmulatedFamilies, MaskedKlDivergence) { check_families(DivergenceId::masked_kl_divergence); }

@@ -317,8 +317,35 @@ TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
     EXPECT_FALSE(defers_row_loss(b)) << t;
     EXPECT_TRUE(centred_forward_launch(b)) << t;
     EXPECT_TRUE(stream_plan(b).streamed) << t;
-    b.prob_path = true;  // masked_jefferys_divergence at its default log_target = False
+    // masked_jefferys_divergence at its default log_target = False: the probability path, which
+    // has kernels at T = 1 only (RowPaths::prob_unit_t): centred there, the general path elsewhere.
+    b.prob_path = true;
+    EXPECT_EQ(centred_forward_launch(b), t == 1.0) << t;
+    EXPECT_EQ(stream_plan(b).streamed, t == 1.0) << t;
+    EXPECT_EQ(row_paths(b), t == 1.0 ? RowPaths::prob_unit_t : RowPaths::general) << t;
+    static char gradient_marker;
+    b.grad_p = b.grad_q = &gradient_marker;  // with gradients: the cluster kernel
     EXPECT_FALSE(centred_forward_launch(b)) << t;
+    EXPECT_FALSE(stream_plan(b).streamed) << t;
+  }
+  // Forward-only squared Hellinger on the log-softmax path without a support mask (T = 1, the only
+  // temperature its row has): streamed by centred records; with a support mask or with gradients not.
+  b = a;
+  b.kind = LogitKind::hellinger;
+  EXPECT_FALSE(defers_row_loss(b));
+  EXPECT_TRUE(centred_forward_launch(b));
+  EXPECT_TRUE(stream_plan(b).streamed);
+  {
+    static const std::uint8_t support_marker = 1;
+    LogitArgs s = b;
+    s.support = &support_marker;
+    EXPECT_FALSE(centred_forward_launch(s));
+    EXPECT_FALSE(stream_plan(s).streamed);
+    static char gradient_marker;
+    s = b;
+    s.grad_q = &gradient_marker;
+    EXPECT_FALSE(centred_forward_launch(s));
+    EXPECT_FALSE(stream_plan(s).streamed);
   }
   // With gradients: not deferred, and the automatic plan is the cluster kernel's (the streamed
   // kernel with gradients was slower: bench/RESULTS.md step 56); forced (stream_rows 2), the
@@ -371,7 +398,7 @@ TEST(StreamPlan, TakesTheDeferredLaunchesAndForcedOnesWithGradients) {
 // And the kernel table (row_kernel_choice.cuh) has an instantiation for every such launch.
 TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   static char buffer;
-  int pow2 = 0, recip = 0, prob = 0, tables = 0;
+  int pow2 = 0, recip = 0, prob = 0, tables = 0, centred = 0;
   for (LogitKind k : {LogitKind::kl, LogitKind::jefferys, LogitKind::cross_entropy, LogitKind::jensen_shannon,
                       LogitKind::hellinger, LogitKind::total_variation})
     // plain, support mask, probability path, T = 2, both at T = 2, T = 0.25, T = 3, T = 1e38
@@ -432,11 +459,17 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
                                                                   : TempForm::unit);
             EXPECT_EQ((std::is_same_v<Policy, KlPolicy>), k == LogitKind::kl);
           });
-        } else if (centred_forward_launch(a)) {  // forward-only Jefferys at T = 1 or 2^k: centred records
+        } else if (centred_forward_launch(a)) {
+          // forward-only Jefferys at T = 1 or 2^k or on the probability path, Hellinger at T = 1:
+          // centred records
           EXPECT_EQ(want, RowVariant::loss_only);
+          EXPECT_TRUE((k == LogitKind::jefferys && (path == 0 || path == 2 || path == 3)) ||
+                      (k == LogitKind::hellinger && path == 0));
+          ++centred;
           visit_combine_kernel(a, [&]<class Policy, TempForm kT>() {
             EXPECT_EQ(kT, want_paths == RowPaths::plain_pow2_t ? TempForm::power_of_two : TempForm::unit);
-            EXPECT_TRUE((std::is_same_v<Policy, JefferysCentredPolicy>));
+            EXPECT_EQ((std::is_same_v<Policy, HellingerCentredPolicy>), k == LogitKind::hellinger);
+            EXPECT_EQ((std::is_same_v<Policy, JefferysCentredPolicy>), k == LogitKind::jefferys);
           });
         } else {
           EXPECT_THROW(visit_combine_kernel(a, [&]<class, TempForm>() {}), InvalidArgument);
@@ -446,6 +479,7 @@ TEST(RowVariant, PicksTheKernelOfTheLaunch) {
   EXPECT_EQ(recip, 2 * 2 * 2);  // KL and Jefferys at T = 0.25, 3 x with and without gradients
   EXPECT_EQ(prob, 2 * 2);      // KL and Jefferys on the probability path at T = 1 x with and without gradients
   EXPECT_EQ(tables, 6 * 8 * 2);
+  EXPECT_EQ(centred, 3 + 1);  // forward only: Jefferys plain, probability path, T = 2; Hellinger plain
   // Combinations no launch takes are refused with the argument named.
   EXPECT_THROW(visit_row_kernel(LogitKind::cross_entropy, RowVariant::full, RowPaths::plain_pow2_t, [&]<class, bool, RowPaths>() {}),
                InvalidArgument);

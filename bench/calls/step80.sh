@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The GPU calls owed by step 80 (bench/RESULTS.md: masked_jefferys' probability path and squared
+# Hellinger onto the centred streamed forward) and by step 79 (no H200 has benchmarked it), made
+# for the device tool from the repository root with the bundle of main carried:
+#   here:   BUILD_DIR=build/gpu-bundle JOBS=2 scripts/gpu-bundle .bundle/c5
+#           tar cf - .bundle/c5 | xz -9 > .bundle/c5.tar.xz        (~17 MB; -9 single-threaded:
+#           its 64 MB window shares the three executables' identical device code, -T2 does not)
+#   device: bash bench/calls/step80.sh bench     (carry .bundle/c5.tar.xz; ~6-8 min)
+#           bash bench/calls/step80.sh check     (the GPU suite, then the cuda gate in what is left)
+# bench: the full benchmark, then the centred rows' forward A/B, interleaved twice: the cluster
+# kernel (DIVCHECK_BENCH_STREAM=1, the kernels before steps 79-80) against the automatic plan;
+# compare with python3 bench/ab_compare.py --base ab1.json ab3.json --new ab2.json ab4.json.
+set -u
+: "${OUT:?OUT (the device tool's result folder) is not set}"
+mode=${1:?usage: step80.sh bench|check}
+mkdir -p /tmp/u && xz -dc .bundle/c5.tar.xz | tar xf - -C /tmp/u
+nvidia-smi -L >"$OUT/gpu.txt"
+export BUNDLE=/tmp/u/.bundle/c5
+if [ "$mode" = bench ]; then
+  F='(jefferys|hellinger).*/fwd/'
+  export SKIP_TESTS=1 SKIP_GATE=1
+  export AB1_FILTER=$F AB1_ENV=DIVCHECK_BENCH_STREAM=1 AB2_FILTER=$F
+  export AB3_FILTER=$F AB3_ENV=DIVCHECK_BENCH_STREAM=1 AB4_FILTER=$F
+  timeout 570 scripts/gpu-session
+else
+  export SKIP_BENCH=1 GATE_CASES=1000 CALL_LIMIT_S=570
+  timeout 580 scripts/gpu-session
+fi
