@@ -11,8 +11,9 @@
 # kernel (DIVCHECK_BENCH_STREAM=1, the kernels before steps 79-80) against the automatic plan;
 # compare with python3 bench/ab_compare.py --base ab1.json ab3.json --new ab2.json ab4.json.
 set -u
-: "${OUT:?OUT (the device tool's result folder) is not set}"
-mode=${1:?usage: step80.sh bench|check}
+: "${OUT:?OUT, the result folder of the device tool, is not set}"
+mode=${1:?"usage: step80.sh bench|check"}
+[ "$mode" = bench ] || [ "$mode" = check ] || { echo "step80.sh: mode $mode is not bench or check" >&2; exit 2; }
 mkdir -p /tmp/u && xz -dc .bundle/c5.tar.xz | tar xf - -C /tmp/u
 nvidia-smi -L >"$OUT/gpu.txt"
 export BUNDLE=/tmp/u/.bundle/c5
