@@ -231,7 +231,8 @@ struct SOnlyExchange {
 
 // The warp's combination of the one-pass sums v[0..K) (K = kOnePass + 2) in every lane: the warp
 // tree of sums (warp_tree_sum), or for centred records the same butterfly with merges
-// (math::jefferys_merge is symmetric bit for bit, so every lane holds the same record).
+// (Policy::merge_records: math::jefferys_merge and math::hellinger_merge are symmetric bit for
+// bit, so every lane holds the same record).
 template <class Policy>
 __device__ __forceinline__ void warp_tree_combine(float* v) {
   constexpr int K = Policy::kOnePass + 2;
