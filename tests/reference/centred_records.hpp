@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -204,6 +205,26 @@ inline void expect_every_family_within_the_bound(DivergenceId id, std::uint64_t 
         EXPECT_TRUE(v.pass) << r.name << " V " << V << " " << short_name(dt) << ": " << v.summary();
       }
     }
+  }
+}
+
+// merge(x, y) and merge(y, x) are the same bits for 1000 pairs of chunk records (the warp
+// butterfly of the kernels, row_reduce.cuh warp_tree_combine, relies on it: every lane merges its
+// record with its partner's and must hold the same result).
+template <class Records, auto kMerge>
+void expect_merges_symmetric_bit_for_bit() {
+  using Record = typename Records::Record;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> unif(-8.0f, 0.0f);
+  for (int trial = 0; trial < 1000; ++trial) {
+    float ty[2][kChunk], tx[2][kChunk];
+    for (auto& side : ty)
+      for (float& t : side) t = unif(rng);
+    for (auto& side : tx)
+      for (float& t : side) t = unif(rng);
+    const Record x = Records::chunk(ty[0], tx[0], kChunk), y = Records::chunk(ty[1], tx[1], kChunk);
+    const Record xy = kMerge(x, y), yx = kMerge(y, x);
+    ASSERT_EQ(std::memcmp(&xy, &yx, sizeof(Record)), 0) << "trial " << trial;
   }
 }
 

@@ -73,22 +73,7 @@ TEST(HellingerCentred, IdenticalRowsGiveExactlyZero) {
 }
 
 TEST(HellingerCentred, MergesAreSymmetricBitForBit) {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<float> unif(-8.0f, 0.0f);
-  for (int trial = 0; trial < 1000; ++trial) {
-    float ty[2][kChunk], tx[2][kChunk];
-    for (auto& side : ty)
-      for (float& t : side) t = unif(rng);
-    for (auto& side : tx)
-      for (float& t : side) t = unif(rng);
-    const HellingerRecord x = HellingerRecords::chunk(ty[0], tx[0], kChunk);
-    const HellingerRecord y = HellingerRecords::chunk(ty[1], tx[1], kChunk);
-    const HellingerRecord xy = math::hellinger_merge(x, y), yx = math::hellinger_merge(y, x);
-    ASSERT_EQ(xy.a, yx.a);
-    ASSERT_EQ(xy.b, yx.b);
-    ASSERT_EQ(xy.r, yx.r);
-    ASSERT_GE(xy.r, 0.0f);
-  }
+  centred_test::expect_merges_symmetric_bit_for_bit<HellingerRecords, math::hellinger_merge>();
 }
 
 TEST(HellingerCentred, TheFamiliesCatchMergesThatDoNotRecentre) {

@@ -82,6 +82,10 @@ TEST(JefferysCentred, IdenticalRowsGiveExactlyZero) {
   EXPECT_EQ(centred_test::identical_rows_loss(centred_row_loss<>), 0.0f);
 }
 
+TEST(JefferysCentred, MergesAreSymmetricBitForBit) {
+  centred_test::expect_merges_symmetric_bit_for_bit<JefferysRecords, math::jefferys_merge>();
+}
+
 TEST(JefferysCentred, TheFamiliesCatchAMergeThatDoesNotRecentre) {
   // The control: without the move to the merged centre the sums miss the pieces (κ − κᵢ) δ bᵢ and
   // the loss is wrong wherever the chunks' ratios differ; the same rows must catch it. The plain
