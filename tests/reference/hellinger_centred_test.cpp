@@ -78,14 +78,9 @@ TEST(HellingerCentred, MergesAreSymmetricBitForBit) {
 
 TEST(HellingerCentred, TheFamiliesCatchMergesThatDoNotRecentre) {
   // Without the move to the merged centre the records miss 2 (λᵢ − λ) Σ w (u − λᵢ w) + (λᵢ − λ)² bᵢ
-  // wherever the chunks' λ differ, and without the square the second of them; the families whose
-  // chunks' λ spread over the row (every column differs, or half of them by N(0, 0.5^2)) must
-  // catch both (each fails those by 78 to 7000 bounds). In the near-identical ones the missing pieces are of second
-  // order in a tiny spread and may stay inside the bound, so they are only printed.
-  const std::set<std::string> must_catch = {"independent uniform [-8, 8)",
-                                            "teacher N(0, 4^2), student + noise " + std::to_string(1.0),
-                                            "teacher N(0, 4^2), student + noise " + std::to_string(1e-2),
-                                            "partial ties: half the columns equal, the rest + N(0, 0.5^2)"};
+  // wherever the chunks' λ differ, and without the square the second of them: the spread families
+  // must catch both (each fails them by 78 to 7000 bounds); the others are only printed.
+  const std::set<std::string> must_catch = centred_test::spread_families();
   int caught = 0;
   for (const Rows& r : families(4096, 20261208 + 4096)) {
     const Case c = rows_case(r, DType::f32);

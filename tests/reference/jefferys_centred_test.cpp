@@ -92,14 +92,10 @@ TEST(JefferysCentred, TheFamiliesCatchAMergeThatDoesNotRecentre) {
   // one-pass form (the first CUDA version's) is printed beside it: it passes these rows in
   // practice, but its worst-case error is not within the bound for close pairs (docs/analysis/
   // jefferys_one_pass_forward.py), which is why the kernels do not use it.
-  // The families whose chunks' ratios κ_c spread over the row (every column differs, or half of
-  // them by N(0, 0.5^2)) must catch it; in the near-identical ones (noise 1e-4, a few differing
-  // tail columns, shifted or identical rows) the missing pieces (κ − κᵢ) δ bᵢ are of second order
-  // in a tiny spread and may stay inside the bound, so they are only printed.
-  const std::set<std::string> must_catch = {"independent uniform [-8, 8)",
-                                            "teacher N(0, 4^2), student + noise " + std::to_string(1.0),
-                                            "teacher N(0, 4^2), student + noise " + std::to_string(1e-2),
-                                            "partial ties: half the columns equal, the rest + N(0, 0.5^2)"};
+  // The spread families must catch it; in the near-identical ones (noise 1e-4, a few differing tail
+  // columns, shifted or identical rows) the missing pieces (κ − κᵢ) δ bᵢ are of second order in a
+  // tiny spread and may stay inside the bound, so they are only printed.
+  const std::set<std::string> must_catch = centred_test::spread_families();
   int caught = 0;
   for (const Rows& r : families(4096, 20261207 + 4096)) {
     const Case c = rows_case(r, DType::f32);
