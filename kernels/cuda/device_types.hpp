@@ -218,7 +218,7 @@ inline bool one_pass_row_launch(const LogitArgs& a) {
 // Forward-only launches of the Jefferys rows without a support mask, on the log-softmax path at
 // T = 1 or T = 2^k (jefferys_divergence; the temperature Jefferys row; masked_jefferys_divergence
 // with log_target) or on the probability path at T = 1 (masked_jefferys_divergence's default,
-// log_target = False; since 2026-12-08): the streamed kernel takes their loss by centred one-pass
+// log_target = False; since 2026-12-07): the streamed kernel takes their loss by centred one-pass
 // records (row_policies.cuh JefferysCentredPolicy, kernels/math/jefferys_centred.hpp) for the tame
 // rows, and the cluster kernel (loss only, on the launch's own path) runs again for the rows that
 // are not tame, which the combine marks (logit_launch.cu launch_centred_fallback). On a tame row
@@ -226,7 +226,7 @@ inline bool one_pass_row_launch(const LogitArgs& a) {
 // log_target selects the numerical path only); the probability path's p never underflows there
 // (shifted logits >= -64), so the records need no fallback of its own (docs/semantics.md).
 // Likewise forward-only squared_hellinger_distance without a support mask (T = 1; since
-// 2026-12-08, row_policies.cuh HellingerCentredPolicy, kernels/math/hellinger_centred.hpp).
+// 2026-12-07, row_policies.cuh HellingerCentredPolicy, kernels/math/hellinger_centred.hpp).
 inline bool centred_forward_launch(const LogitArgs& a) {
   const bool forward_only = a.grad_p == nullptr && a.grad_q == nullptr;
   const RowPaths paths = row_paths(a);
