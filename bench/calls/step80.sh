@@ -7,13 +7,15 @@
 #           its 64 MB window shares the three executables' identical device code, -T2 does not)
 #   device: bash bench/calls/step80.sh bench     (carry .bundle/c5.tar.xz; ~6-8 min)
 #           bash bench/calls/step80.sh check     (the GPU suite, then the cuda gate in what is left)
+#           bash bench/calls/step80.sh profile   (ncu of the bf16 centred forwards, Jefferys and
+#                                                 Hellinger: where their 16-bit time goes, the next lever)
 # bench: the full benchmark, then the centred rows' forward A/B, interleaved twice: the cluster
 # kernel (DIVCHECK_BENCH_STREAM=1, the kernels before steps 79-80) against the automatic plan;
 # compare with python3 bench/ab_compare.py --base ab1.json ab3.json --new ab2.json ab4.json.
 set -u
 : "${OUT:?OUT, the result folder of the device tool, is not set}"
-mode=${1:?"usage: step80.sh bench|check"}
-[ "$mode" = bench ] || [ "$mode" = check ] || { echo "step80.sh: mode $mode is not bench or check" >&2; exit 2; }
+mode=${1:?"usage: step80.sh bench|check|profile"}
+case $mode in bench | check | profile) ;; *) echo "step80.sh: mode $mode is not bench, check or profile" >&2; exit 2 ;; esac
 mkdir -p /tmp/u && xz -dc .bundle/c5.tar.xz | tar xf - -C /tmp/u
 nvidia-smi -L >"$OUT/gpu.txt"
 export BUNDLE=/tmp/u/.bundle/c5
@@ -23,7 +25,11 @@ if [ "$mode" = bench ]; then
   export AB1_FILTER=$F AB1_ENV=DIVCHECK_BENCH_STREAM=1 AB2_FILTER=$F
   export AB3_FILTER=$F AB3_ENV=DIVCHECK_BENCH_STREAM=1 AB4_FILTER=$F
   timeout 570 scripts/gpu-session
-else
+elif [ "$mode" = check ]; then
   export SKIP_BENCH=1 GATE_CASES=1000 CALL_LIMIT_S=570
   timeout 580 scripts/gpu-session
+else
+  export SKIP_TESTS=1 SKIP_GATE=1 SKIP_BENCH=1
+  export PROFILES="jefferys_bf16_fwd=^jefferys_divergence/bf16/8192x128256/fwd/ hellinger_bf16_fwd=^squared_hellinger_distance/bf16/8192x128256/fwd/"
+  timeout 570 scripts/gpu-session
 fi
