@@ -7,10 +7,11 @@
 // (tests/cuda/families_test.cpp) and the gate runs them by the thousand; this puts the kernels'
 // logic under the inputs that break real kernels (ties, padded -inf columns, identical rows,
 // fully masked sequences, garbage at masked positions, extreme logits, NaN rows) in every build,
-// so that a kernel change made without a GPU meets them before it reaches one. Elementary functions are the host's
-// (emulator.hpp), so what this checks is the kernels' control flow, exchanges, masks and edge-case selects, not the
-// device's ex2/lg2 approximations (those are the GPU tests' and the gate's). Each case runs twice and must give the
-// same bits (determinism under another interleaving of the threads).
+// so that a kernel change made without a GPU meets them before it reaches one. Elementary
+// functions are the host's (emulator.hpp), so what this checks is the kernels' control flow,
+// exchanges, masks and edge-case selects, not the device's ex2/lg2 approximations (those are the
+// GPU tests' and the gate's). Each case runs twice and must give the same bits (determinism under
+// another interleaving of the threads).
 //
 // Each row prints its mix (cases per family, forward-only launches) and its worst error in
 // units of the bound; the test fails when any family was not drawn.
@@ -120,7 +121,8 @@ void check_families(DivergenceId id) {
           ADD_FAILURE() << label(c) << ": the emulated cuda backend threw: " << ex.what();
           continue;
         }
-        const Verdict v = judge(c, got, compute_reference(c));
+        const Expected expected = compute_reference(c);  // (the float128 reference: once per case)
+        const Verdict v = judge(c, got, expected);
         EXPECT_TRUE(v.pass) << label(c) << ": " << v.summary() << "\n" << describe_case(c, 48);
         // The emulator's OS threads interleave differently on every run: the same bits again
         // say that no result depends on the order in which threads or CTAs get there.
@@ -131,7 +133,7 @@ void check_families(DivergenceId id) {
         if (c.wants_grad.empty() && id != DivergenceId::tvd_prob &&
             cuda::stream_plan(cuda::logit_args_of(c, automatic)).streamed) {
           const Outputs s = compute(*streamed, c);
-          const Verdict vs = judge(c, s, compute_reference(c));
+          const Verdict vs = judge(c, s, expected);
           EXPECT_TRUE(vs.pass) << label(c) << " (streamed): " << vs.summary() << "\n" << describe_case(c, 48);
           EXPECT_TRUE(bitwise_same(s, compute(*streamed, c))) << label(c) << ": the streamed run gave other bits";
           worst = std::max(worst, vs.worst_ratio);
