@@ -12,18 +12,27 @@
 # bench: the full benchmark, then the centred rows' forward A/B, interleaved twice: the cluster
 # kernel (DIVCHECK_BENCH_STREAM=1, the kernels before steps 79-80) against the automatic plan;
 # compare with python3 bench/ab_compare.py --base ab1.json ab3.json --new ab2.json ab4.json.
+# Where the archive also holds .bundle/s81 (divcheck_bench with bench/unlanded/step81-cached-centres.patch
+# applied, built as RESULTS.md step 81 says), bench then runs step 81's A/B as well, main against it on
+# the bf16 forwards of the centred rows, interleaved twice (ab5-ab8: --base ab5 ab7 --new ab6 ab8).
+#   env: ARCHIVE (default .bundle/c5.tar.xz), BUNDLE_NAME (the folder inside it, default c5)
 set -u
 : "${OUT:?OUT, the result folder of the device tool, is not set}"
 mode=${1:?"usage: step80.sh bench|check|profile"}
 case $mode in bench | check | profile) ;; *) echo "step80.sh: mode $mode is not bench, check or profile" >&2; exit 2 ;; esac
-mkdir -p /tmp/u && xz -dc .bundle/c5.tar.xz | tar xf - -C /tmp/u
+mkdir -p /tmp/u && xz -dc "${ARCHIVE:-.bundle/c5.tar.xz}" | tar xf - -C /tmp/u
 nvidia-smi -L >"$OUT/gpu.txt"
-export BUNDLE=/tmp/u/.bundle/c5
+export BUNDLE=/tmp/u/.bundle/${BUNDLE_NAME:-c5}
 if [ "$mode" = bench ]; then
   F='(jefferys|hellinger).*/fwd/'
   export SKIP_TESTS=1 SKIP_GATE=1
   export AB1_FILTER=$F AB1_ENV=DIVCHECK_BENCH_STREAM=1 AB2_FILTER=$F
   export AB3_FILTER=$F AB3_ENV=DIVCHECK_BENCH_STREAM=1 AB4_FILTER=$F
+  if [ -x /tmp/u/.bundle/s81/run ]; then
+    G='(jefferys|hellinger).*/bf16/.*/fwd/'
+    export AB5_FILTER=$G AB6_FILTER=$G AB6_BUNDLE=/tmp/u/.bundle/s81
+    export AB7_FILTER=$G AB8_FILTER=$G AB8_BUNDLE=/tmp/u/.bundle/s81
+  fi
   timeout 570 scripts/gpu-session
 elif [ "$mode" = check ]; then
   export SKIP_BENCH=1 GATE_CASES=1000 CALL_LIMIT_S=570
