@@ -7,6 +7,7 @@
 #           its 64 MB window shares the three executables' identical device code, -T2 does not)
 #   device: bash bench/calls/step80.sh bench     (carry .bundle/c5.tar.xz; ~6-8 min)
 #           bash bench/calls/step80.sh check     (the GPU suite, then the cuda gate in what is left)
+#           bash bench/calls/step80.sh auto      (bench on an H200, check on any other card)
 #           bash bench/calls/step80.sh profile   (ncu of the bf16 centred forwards, Jefferys and
 #                                                 Hellinger: where their 16-bit time goes, the next lever)
 # bench: the full benchmark, then the centred rows' forward A/B, interleaved twice: the cluster
@@ -18,10 +19,16 @@
 #   env: ARCHIVE (default .bundle/c5.tar.xz), BUNDLE_NAME (the folder inside it, default c5)
 set -u
 : "${OUT:?OUT, the result folder of the device tool, is not set}"
-mode=${1:?"usage: step80.sh bench|check|profile"}
-case $mode in bench | check | profile) ;; *) echo "step80.sh: mode $mode is not bench, check or profile" >&2; exit 2 ;; esac
+mode=${1:?"usage: step80.sh bench|check|profile|auto"}
+case $mode in bench | check | profile | auto) ;; *) echo "step80.sh: mode $mode is not bench, check, profile or auto" >&2; exit 2 ;; esac
 mkdir -p /tmp/u && xz -dc "${ARCHIVE:-.bundle/c5.tar.xz}" | tar xf - -C /tmp/u
 nvidia-smi -L >"$OUT/gpu.txt"
+# auto: the benchmark where the card is the target's (an H200), else the check (the suite and the
+# gate judge the same sm_90 code on any Hopper card; the H100's speed is already recorded).
+if [ "$mode" = auto ]; then
+  if grep -q H200 "$OUT/gpu.txt"; then mode=bench; else mode=check; fi
+  echo "step80.sh auto: $mode on $(head -1 "$OUT/gpu.txt")"
+fi
 export BUNDLE=/tmp/u/.bundle/${BUNDLE_NAME:-c5}
 if [ "$mode" = bench ]; then
   F='(jefferys|hellinger).*/fwd/'
