@@ -16,11 +16,12 @@
 # Where the archive also holds .bundle/s81 (divcheck_bench with bench/unlanded/step81-cached-centres.patch
 # applied, built as RESULTS.md step 81 says), bench then runs step 81's A/B as well, main against it on
 # the bf16 forwards of the centred rows, interleaved twice (ab5-ab8: --base ab5 ab7 --new ab6 ab8).
-#   env: ARCHIVE (default .bundle/c5.tar.xz), BUNDLE_NAME (the folder inside it, default c5)
+#   env: LIMIT_S (default 570: the call's limit less ~30 s), ARCHIVE (default .bundle/c5.tar.xz), BUNDLE_NAME (the folder inside it, default c5)
 set -u
 : "${OUT:?OUT, the result folder of the device tool, is not set}"
 mode=${1:?"usage: step80.sh bench|check|profile|auto"}
 case $mode in bench | check | profile | auto) ;; *) echo "step80.sh: mode $mode is not bench, check, profile or auto" >&2; exit 2 ;; esac
+L=${LIMIT_S:-570}  # the seconds this call may take (less where the device time left is less)
 mkdir -p /tmp/u && xz -dc "${ARCHIVE:-.bundle/c5.tar.xz}" | tar xf - -C /tmp/u
 nvidia-smi -L >"$OUT/gpu.txt"
 # auto: the benchmark where the card is the target's (an H200), else the check (the suite and the
@@ -40,12 +41,12 @@ if [ "$mode" = bench ]; then
     export AB5_FILTER=$G AB6_FILTER=$G AB6_BUNDLE=/tmp/u/.bundle/s81
     export AB7_FILTER=$G AB8_FILTER=$G AB8_BUNDLE=/tmp/u/.bundle/s81
   fi
-  timeout 570 scripts/gpu-session
+  timeout "$L" scripts/gpu-session
 elif [ "$mode" = check ]; then
-  export SKIP_BENCH=1 GATE_CASES=1000 CALL_LIMIT_S=570
-  timeout 580 scripts/gpu-session
+  export SKIP_BENCH=1 GATE_CASES=1000 CALL_LIMIT_S=$L
+  timeout $((L + 10)) scripts/gpu-session
 else
   export SKIP_TESTS=1 SKIP_GATE=1 SKIP_BENCH=1
   export PROFILES="jefferys_bf16_fwd=^jefferys_divergence/bf16/8192x128256/fwd/ hellinger_bf16_fwd=^squared_hellinger_distance/bf16/8192x128256/fwd/"
-  timeout 570 scripts/gpu-session
+  timeout "$L" scripts/gpu-session
 fi
