@@ -155,6 +155,29 @@ struct JefferysCentredPolicy {
   __device__ static void merge_records(float* run, const float* part) {
     store(math::jefferys_merge(load(run), load(part)), run);
   }
+  // The same with the centres the caller holds (the streamed kernel's group loop,
+  // stream_rows_kernel.cuh kHoldsCentres): the same bits, two centres fewer per merge.
+  // centred_chunk's overload returns the chunk's centre. bench/RESULTS.md step 81: bf16 forward
+  // 1.035-1.040x on an H100 (squared Hellinger's version of it 0.993x, so that row does not hold them).
+  using Centre = math::JefferysCentre;
+  template <int kN, bool kWhole>
+  __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part, Centre& c) {
+    float ey[kN] = {}, ex[kN] = {}, g[kN] = {};
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      if (kWhole || k < n) {
+        ey[k] = math::f_softmax_exp_ftz(ty[k]);
+        ex[k] = math::f_softmax_exp_ftz(tx[k]);
+        g[k] = ty[k] - tx[k];
+      }
+    }
+    store(math::jefferys_chunk_record<kN>(ey, ex, g, c), part);
+  }
+  __device__ static void merge_records(float* run, Centre& crun, const float* part, const Centre& cpart) {
+    Centre c;
+    store(math::jefferys_merge_centred(load(run), crun, load(part), cpart, c), run);
+    crun = c;
+  }
   __device__ static void rescale_one_pass(float (&a)[kOnePass], float, float fy, float, float, float, float fx) {
     a[0] = a[0] * fy;
     a[1] = a[1] * fx;
@@ -490,6 +513,14 @@ template <class Policy, class = void>
 inline constexpr TameFold kTameFoldOf = TameFold::none;
 template <class Policy>
 inline constexpr TameFold kTameFoldOf<Policy, std::void_t<decltype(Policy::kTameFold)>> = Policy::kTameFold;
+
+// Whether the streamed kernel's group loop holds the records' centres (Policy::Centre, with the
+// centred_chunk and merge_records overloads that take and give them) instead of recomputing them
+// in every merge.
+template <class Policy, class = void>
+inline constexpr bool kHoldsCentres = false;
+template <class Policy>
+inline constexpr bool kHoldsCentres<Policy, std::void_t<typename Policy::Centre>> = true;
 
 template <class Policy>
 inline constexpr bool kIsLossOnly = false;

@@ -31,9 +31,9 @@
 // at different phases.
 // Measured (H200, step 55, forward of the benchmark shapes): f32 1.00-1.05 of the copy (64 registers),
 // bf16 0.88-0.97 (80 registers; at 64 the group loop spilled and ran 0.71-0.83): bench/RESULTS.md.
-// The centred Jefferys forward (step 79, an H100 only so far): f32 1.02-1.03 of the copy, bf16
-// 0.77-0.79 (~20 instructions per column and 24-25 spilled words per tile at 80 registers); the
-// centred Hellinger forward (step 80) not measured yet.
+// The centred forwards (steps 79-81, an H100 only so far, 2026-12-08): f32 1.02-1.03 of the copy;
+// bf16 Jefferys rows 0.76-0.79 before step 81's held centres (+3.5-4.0%; ~20 instructions per column,
+// spills at 80 registers), Hellinger 0.85-0.88.
 // Summation depth of a row statistic: 3 (chunk) + R (the group's chunks in order) + 3 (G - 1)
 // (each merge: a rescale of two levels and an addition) + the warp stage (2 + 5), the CTA stage
 // (2 + log2 of N/32 warps) and the combine's tree over the tiles (2 + log2 of the tiles): within
@@ -95,10 +95,27 @@ __device__ __forceinline__ void stream_group_fast(const RowKernelParams& prm, co
   // (tame_side is false for a NaN or +inf max.)
   if (prm.allow_tame && math::tame_side(range[2], range[0], temperature) &&
       math::tame_side(range[3], range[1], temperature)) {
+    if constexpr (kHoldsCentres<Policy>) {
+      // Centred records whose policy holds the centres: the chunks' and the running record's are
+      // kept, not recomputed in every merge (the same bits; bench/RESULTS.md step 81).
+      typename Policy::Centre crun{}, cpart{};
 #pragma unroll
-    for (int u = 0; u < R; ++u) {
-      one_pass_chunk<Elem, Policy, kT, true, true>(prm, cy[u], cx[u], kChunk, range[0], range[1], part);
-      merge_one_pass_sums<Policy>(acc, part);
+      for (int u = 0; u < R; ++u) {
+        float ty[kChunk], tx[kChunk];
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) {
+          ty[k] = math::shifted_logit_tame(raw_get<Elem>(cy[u], k), range[0], temperature);
+          tx[k] = math::shifted_logit_tame(raw_get<Elem>(cx[u], k), range[1], temperature);
+        }
+        Policy::template centred_chunk<kChunk, true>(ty, tx, kChunk, part, cpart);
+        Policy::merge_records(acc, crun, part, cpart);
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < R; ++u) {
+        one_pass_chunk<Elem, Policy, kT, true, true>(prm, cy[u], cx[u], kChunk, range[0], range[1], part);
+        merge_one_pass_sums<Policy>(acc, part);
+      }
     }
     one_pass_scale<Policy, true, kT>(prm, acc);
   } else {

@@ -55,14 +55,16 @@ DIVCHECK_HD inline JefferysCentre jefferys_centre(float a, float b) {
   return {kappa, f_fast_log(kappa)};
 }
 
-// The record of N columns (N a power of two; columns past the chunk's end as ey = ex = g = 0).
+// The record of N columns (N a power of two; columns past the chunk's end as ey = ex = g = 0),
+// and its centre (jefferys_centre of its a and b) in `centre`.
 template <int N>
-DIVCHECK_HD inline JefferysRecord jefferys_chunk_record(const float (&ey)[N], const float (&ex)[N],
-                                                        const float (&g)[N]) {
+DIVCHECK_HD inline JefferysRecord jefferys_chunk_record(const float (&ey)[N], const float (&ex)[N], const float (&g)[N],
+                                                        JefferysCentre& centre) {
   JefferysRecord r;
   r.a = pairwise_sum<N>(ey);
   r.b = pairwise_sum<N>(ex);
   const JefferysCentre c = jefferys_centre(r.a, r.b);
+  centre = c;
   float te[N], tk[N];
   for (int v = 0; v < N; ++v) {
     const float s = g[v] - c.log_kappa;
@@ -72,6 +74,12 @@ DIVCHECK_HD inline JefferysRecord jefferys_chunk_record(const float (&ey)[N], co
   r.e = pairwise_sum<N>(te);
   r.k = pairwise_sum<N>(tk);
   return r;
+}
+template <int N>
+DIVCHECK_HD inline JefferysRecord jefferys_chunk_record(const float (&ey)[N], const float (&ex)[N],
+                                                        const float (&g)[N]) {
+  JefferysCentre unused;
+  return jefferys_chunk_record<N>(ey, ex, g, unused);
 }
 
 // r's sums moved from its centre ci to the centre c: with δ = log κ − log κᵢ and D = δ b − k,
@@ -102,6 +110,32 @@ DIVCHECK_HD inline JefferysRecord jefferys_merge(const JefferysRecord& x, const 
   const JefferysRecord v = jefferys_recentre(y, jefferys_centre(y.a, y.b), c);
   m.e = u.e + v.e;
   m.k = u.k + v.k;
+  return m;
+}
+
+// jefferys_merge of records whose centres the caller holds (cx, cy: jefferys_centre of their a
+// and b, bit for bit, e.g. from jefferys_chunk_record and a previous merge): the same bits, two
+// centres fewer to compute; `c` receives the merged record's centre.
+DIVCHECK_HD inline JefferysRecord jefferys_merge_centred(const JefferysRecord& x, const JefferysCentre& cx,
+                                                         const JefferysRecord& y, const JefferysCentre& cy,
+                                                         JefferysCentre& c) {
+  if (jefferys_empty(x)) {
+    c = cy;
+    return y;
+  }
+  if (jefferys_empty(y)) {
+    c = cx;
+    return x;
+  }
+  JefferysRecord m;
+  m.a = x.a + y.a;
+  m.b = x.b + y.b;
+  const JefferysCentre cm = jefferys_centre(m.a, m.b);  // (c may alias cx or cy: written last)
+  const JefferysRecord u = jefferys_recentre(x, cx, cm);
+  const JefferysRecord v = jefferys_recentre(y, cy, cm);
+  m.e = u.e + v.e;
+  m.k = u.k + v.k;
+  c = cm;
   return m;
 }
 

@@ -239,6 +239,40 @@ void expect_merges_symmetric_bit_for_bit() {
   }
 }
 
+// The merge with centres the caller holds (Records::merge_held: the streamed kernel's group loop
+// keeps the chunks' and the running record's centres) gives kMerge's bits, and the merged centre
+// it hands back is the one Records::centre computes from the merged record: a chain of 64 chunk
+// records merged both ways, 200 times.
+template <class Records, auto kMerge>
+void expect_held_centres_give_the_same_bits() {
+  using Record = typename Records::Record;
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<float> unif(-8.0f, 0.0f);
+  for (int trial = 0; trial < 200; ++trial) {
+    Record plain{}, held{};
+    auto c_held = Records::centre(held);
+    for (int chunk = 0; chunk < 64; ++chunk) {
+      float ty[kChunk], tx[kChunk];
+      for (float& t : ty) t = unif(rng);
+      for (float& t : tx) t = unif(rng);
+      const int n = chunk == 63 ? 5 : kChunk;  // a short last chunk
+      const Record part = Records::chunk(ty, tx, n);
+      plain = kMerge(plain, part);
+      held = Records::merge_held(held, c_held, part, Records::centre(part), c_held);  // (out aliases in)
+      {
+        const float* pf = reinterpret_cast<const float*>(&plain);
+        const float* hf = reinterpret_cast<const float*>(&held);
+        std::string fields;
+        for (std::size_t f = 0; f < sizeof(Record) / sizeof(float); ++f)
+          fields += " " + std::to_string(pf[f]) + "/" + std::to_string(hf[f]);
+        ASSERT_EQ(std::memcmp(&plain, &held, sizeof(Record)), 0) << "trial " << trial << " chunk " << chunk << fields;
+      }
+      const auto recomputed = Records::centre(held);
+      ASSERT_EQ(std::memcmp(&c_held, &recomputed, sizeof(c_held)), 0) << "trial " << trial << " chunk " << chunk;
+    }
+  }
+}
+
 // A row of 1001 uniform logits against itself: the loss must be exactly 0.
 inline float identical_rows_loss(RowLoss loss) {
   std::vector<float> y(1001);

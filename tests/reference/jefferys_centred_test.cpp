@@ -44,6 +44,11 @@ struct JefferysRecords {
   }
   static Record rescale(const Record& r, float fy, float fx) { return math::jefferys_rescale(r, fy, fx); }
   static float loss(const Record& r) { return math::jefferys_record_loss(r); }
+  static math::JefferysCentre centre(const Record& r) { return math::jefferys_centre(r.a, r.b); }
+  static Record merge_held(const Record& x, const math::JefferysCentre& cx, const Record& y,
+                           const math::JefferysCentre& cy, math::JefferysCentre& c) {
+    return math::jefferys_merge_centred(x, cx, y, cy, c);
+  }
 };
 
 // The mutant: the sums added as they are, each still centred at its own ratio.
@@ -84,6 +89,10 @@ TEST(JefferysCentred, IdenticalRowsGiveExactlyZero) {
 
 TEST(JefferysCentred, MergesAreSymmetricBitForBit) {
   centred_test::expect_merges_symmetric_bit_for_bit<JefferysRecords, math::jefferys_merge>();
+}
+
+TEST(JefferysCentred, HeldCentresGiveTheSameBits) {
+  centred_test::expect_held_centres_give_the_same_bits<JefferysRecords, math::jefferys_merge>();
 }
 
 TEST(JefferysCentred, TheFamiliesCatchAMergeThatDoesNotRecentre) {
