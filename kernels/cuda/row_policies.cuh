@@ -139,26 +139,11 @@ struct JefferysCentredPolicy {
     v[2] = r.a;
     v[3] = r.b;
   }
-  template <int kN, bool kWhole>
-  __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part) {
-    float ey[kN] = {}, ex[kN] = {}, g[kN] = {};
-#pragma unroll
-    for (int k = 0; k < kN; ++k) {
-      if (kWhole || k < n) {
-        ey[k] = math::f_softmax_exp_ftz(ty[k]);
-        ex[k] = math::f_softmax_exp_ftz(tx[k]);
-        g[k] = ty[k] - tx[k];
-      }
-    }
-    store(math::jefferys_chunk_record<kN>(ey, ex, g), part);
-  }
-  __device__ static void merge_records(float* run, const float* part) {
-    store(math::jefferys_merge(load(run), load(part)), run);
-  }
-  // The same with the centres the caller holds (the streamed kernel's group loop,
-  // stream_rows_kernel.cuh kHoldsCentres): the same bits, two centres fewer per merge.
-  // centred_chunk's overload returns the chunk's centre. bench/RESULTS.md step 81: bf16 forward
-  // 1.035-1.040x on an H100 (squared Hellinger's version of it 0.993x, so that row does not hold them).
+  // The centres the caller may hold (the streamed kernel's group loop, stream_rows_kernel.cuh
+  // kHoldsCentres): centred_chunk gives the chunk's centre, and the merge that takes the two
+  // records' centres gives the merged one (the same bits, two centres fewer per merge).
+  // bench/RESULTS.md step 81: bf16 forward 1.035-1.040x on an H100 (squared Hellinger's version of
+  // it 0.993x, so that row does not hold them).
   using Centre = math::JefferysCentre;
   template <int kN, bool kWhole>
   __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part, Centre& c) {
@@ -172,6 +157,14 @@ struct JefferysCentredPolicy {
       }
     }
     store(math::jefferys_chunk_record<kN>(ey, ex, g, c), part);
+  }
+  template <int kN, bool kWhole>
+  __device__ static void centred_chunk(const float (&ty)[kN], const float (&tx)[kN], int n, float* part) {
+    Centre unused;
+    centred_chunk<kN, kWhole>(ty, tx, n, part, unused);
+  }
+  __device__ static void merge_records(float* run, const float* part) {
+    store(math::jefferys_merge(load(run), load(part)), run);
   }
   __device__ static void merge_records(float* run, Centre& crun, const float* part, const Centre& cpart) {
     Centre c;
